@@ -1,0 +1,1 @@
+"""A2A on trio + h11: server, client, SSE, agent card."""

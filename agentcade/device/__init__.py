@@ -1,0 +1,1 @@
+"""Robot directives: allowlist, SDK-backed validation, the recording proxy, executors."""

@@ -1,0 +1,1 @@
+"""Game runtime: Turn, game loading and GameHost sessions."""

@@ -1,0 +1,1 @@
+"""The main agent: registry, output queue, robots."""

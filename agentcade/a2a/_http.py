@@ -1,0 +1,71 @@
+"""The only glue between h11 and trio: one ``h11.Connection`` on one ``trio.abc.Stream``.
+
+No policy lives here (timeouts, limits and routing are the server's and the client's);
+this class only moves bytes (h11's ``examples/trio-server.py`` wrapper, typed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import h11
+import trio
+
+__all__ = ["READ_SIZE", "H11Stream"]
+
+READ_SIZE = 64 * 1024
+
+
+class H11Stream:
+    """``next_event()`` / ``send()`` over a trio stream.
+
+    A failed or cancelled ``send`` puts our side of the h11 connection in ERROR
+    (``send_failed``): a half-written message cannot be continued.
+    """
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        role: type[h11.CLIENT] | type[h11.SERVER],
+        *,
+        max_incomplete_event_size: int = h11._connection.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE,
+    ) -> None:
+        self.stream = stream
+        self.conn = h11.Connection(role, max_incomplete_event_size=max_incomplete_event_size)
+        self.eof = False
+
+    async def receive(self) -> bool:
+        """Read once from the peer into h11's buffer; False at EOF (also fed to h11)."""
+        data = await self.stream.receive_some(READ_SIZE)
+        if not data:
+            self.eof = True
+        self.conn.receive_data(bytes(data))
+        return bool(data)
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet parsed."""
+        return len(self.conn.trailing_data[0])
+
+    async def next_event(self) -> Any:
+        """The next h11 event, reading as needed (``h11.PAUSED`` is returned as is)."""
+        while True:
+            event = self.conn.next_event()
+            if event is h11.NEED_DATA:
+                await self.receive()
+                continue
+            return event
+
+    async def send(self, event: Any) -> None:
+        """Serialize and write one event."""
+        data = self.conn.send(event)
+        try:
+            if data:
+                await self.stream.send_all(data)
+        except BaseException:
+            self.conn.send_failed()
+            raise
+
+    async def aclose(self) -> None:
+        """Close the stream, even when cancelled."""
+        await trio.aclose_forcefully(self.stream)

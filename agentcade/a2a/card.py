@@ -1,0 +1,218 @@
+"""Agent card <-> game declaration (the guide's "不用 Python 写" mapping table).
+
+| SKILL.md                | card                                              |
+| ----------------------- | ------------------------------------------------- |
+| id                      | skills[0].id                                      |
+| name, description       | name, description                                 |
+| summary                 | skills[0].description                             |
+| aliases                 | skills[0].examples                                |
+| required_capabilities   | ``capability:<x>`` in skills[0].tags              |
+| (protocol versions)     | every version name (``agentcade/1``) in the tags  |
+| version                 | version                                           |
+| author, homepage        | provider.organization, provider.url               |
+
+``build_card`` goes through a2a-sdk's ``AgentCard`` proto and ``agent_card_to_dict`` so the
+served JSON is exactly what the SDK would serve. ``read_card`` is the other direction, for
+the client and ``check``: it accepts any card the SDK client would accept (``parse_agent_card``
+applies the 0.3 -> 1.0 shims) and raises ``CardError`` when the card cannot be played.
+
+No I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from a2a.client.card_resolver import parse_agent_card
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentProvider,
+    AgentSkill,
+)
+
+from agentcade.protocol import SUPPORTED_VERSIONS, ProtocolVersion
+
+__all__ = [
+    "CAPABILITY_PREFIX",
+    "DEFAULT_MODES",
+    "CardError",
+    "CardInfo",
+    "SkillLike",
+    "build_card",
+    "read_card",
+]
+
+CAPABILITY_PREFIX = "capability:"
+DEFAULT_MODES = ("application/json", "text/plain")
+"""Input/output modes we declare: the DataPart (JSON) door and the plain-text door."""
+
+_PROTOCOL_TAG = re.compile(r"^[a-z][a-z0-9._-]*/[0-9]+$")
+"""A protocol version tag, "name/N" (``agentcade/1``, ``desktop-game/5``)."""
+
+
+class CardError(ValueError):
+    """An agent card we cannot play; the text says what is wrong and how to fix it."""
+
+
+class SkillLike(Protocol):
+    """The fields of ``agentcade.skill.Skill`` the card needs (duck-typed)."""
+
+    id: str
+    name: str
+    description: str
+    summary: str
+    aliases: tuple[str, ...]
+    required_capabilities: tuple[str, ...]
+    version: str
+    author: str | None
+    homepage: str | None
+
+
+def build_card(
+    skill: SkillLike,
+    url: str,
+    *,
+    protocols: Iterable[ProtocolVersion | str] = SUPPORTED_VERSIONS,
+) -> dict[str, Any]:
+    """Return the JSON-ready agent card of a game served at ``url``.
+
+    Args:
+        skill: the game's declaration (``Skill``).
+        url: absolute URL of the JSON-RPC endpoint (the SDK client POSTs to it verbatim).
+        protocols: the game-protocol versions to declare, newest first.
+
+    ``provider`` is emitted only when both ``author`` and ``homepage`` are set: the proto
+    marks ``provider.url`` REQUIRED, and a card with an empty required field makes the SDK
+    log a compliance warning on every request.
+    """
+    names = [p.name if isinstance(p, ProtocolVersion) else str(p) for p in protocols]
+    tags = names + [f"{CAPABILITY_PREFIX}{c}" for c in skill.required_capabilities]
+    card = AgentCard(
+        name=skill.name,
+        description=skill.description,
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        version=skill.version or "1.0.0",
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=list(DEFAULT_MODES),
+        default_output_modes=list(DEFAULT_MODES),
+        skills=[
+            AgentSkill(
+                id=skill.id,
+                name=skill.name,
+                description=skill.summary,
+                tags=tags,
+                examples=list(skill.aliases),
+            )
+        ],
+    )
+    if skill.author and skill.homepage:
+        card.provider.CopyFrom(AgentProvider(organization=skill.author, url=skill.homepage))
+    return agent_card_to_dict(card)
+
+
+@dataclass(frozen=True, slots=True)
+class CardInfo:
+    """What the host needs from a remote game's card."""
+
+    name: str
+    description: str
+    version: str
+    url: str
+    """The JSON-RPC interface URL as written in the card."""
+    streaming: bool
+    protocols: tuple[str, ...]
+    """Game-protocol versions the skill lists, in card order."""
+    capabilities: tuple[str, ...]
+    game_id: str
+    aliases: tuple[str, ...]
+    summary: str
+    author: str | None
+    homepage: str | None
+
+    @property
+    def rpc_path(self) -> str:
+        """Path of the JSON-RPC URL ("/" when empty): the host combines it with its own base."""
+        return urlsplit(self.url).path or "/"
+
+
+def _is_v1(version: str) -> bool:
+    head = version.strip().split(".", 1)[0]
+    return head.isdigit() and int(head) == 1
+
+
+def read_card(data: Mapping[str, Any]) -> CardInfo:
+    """Read a card fetched from ``/.well-known/agent-card.json``.
+
+    Raises:
+        CardError: the card is not an object, has no A2A 1.x JSON-RPC interface, or has not
+            exactly one skill tagged with a protocol version.
+    """
+    if not isinstance(data, Mapping):
+        raise CardError(f"the agent card must be a JSON object, got {type(data).__name__}")
+    try:
+        card = parse_agent_card(dict(data))
+    except Exception as exc:  # the SDK raises ParseError, TypeError, ValueError...
+        raise CardError(f"the agent card does not parse as an A2A AgentCard: {exc}") from exc
+
+    jsonrpc = [i for i in card.supported_interfaces if i.protocol_binding.upper() == "JSONRPC"]
+    if not jsonrpc:
+        raise CardError(
+            "the agent card has no JSONRPC interface: add supportedInterfaces "
+            '[{"url": ..., "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]'
+        )
+    # Like the SDK client: prefer exactly 1.0, then any 1.x; an empty version means 1.0.
+    usable = [i for i in jsonrpc if i.protocol_version in ("", "1.0")] or [
+        i for i in jsonrpc if _is_v1(i.protocol_version)
+    ]
+    if not usable:
+        found = ", ".join(sorted({i.protocol_version for i in jsonrpc}))
+        raise CardError(
+            f"the agent card's JSONRPC interface speaks A2A {found}; agentcade needs A2A 1.0 "
+            '(supportedInterfaces[].protocolVersion "1.0")'
+        )
+    interface = usable[0]
+    if not interface.url:
+        raise CardError("the agent card's JSONRPC interface has no url")
+
+    tagged = [s for s in card.skills if any(_PROTOCOL_TAG.match(t) for t in s.tags)]
+    if not tagged:
+        raise CardError(
+            "no skill in the agent card has a protocol tag: tag the game's skill with the "
+            f"protocol version, e.g. {SUPPORTED_VERSIONS[0].name!r}"
+        )
+    if len(tagged) > 1:
+        ids = ", ".join(repr(s.id) for s in tagged)
+        raise CardError(
+            f"the agent card has {len(tagged)} skills with a protocol tag ({ids}); "
+            "a game card must have exactly one"
+        )
+    skill = tagged[0]
+    if not skill.id:
+        raise CardError("the game's skill in the agent card has no id")
+    tags = list(skill.tags)
+    provider = card.provider if card.HasField("provider") else None
+    return CardInfo(
+        name=card.name,
+        description=card.description,
+        version=card.version,
+        url=interface.url,
+        streaming=card.capabilities.streaming,
+        protocols=tuple(t for t in tags if _PROTOCOL_TAG.match(t)),
+        capabilities=tuple(
+            t.removeprefix(CAPABILITY_PREFIX) for t in tags if t.startswith(CAPABILITY_PREFIX)
+        ),
+        game_id=skill.id,
+        aliases=tuple(skill.examples),
+        summary=skill.description,
+        author=(provider.organization or None) if provider else None,
+        homepage=(provider.url or None) if provider else None,
+    )

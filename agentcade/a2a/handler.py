@@ -1,0 +1,38 @@
+"""The seam between the A2A server and whatever plays the game (docs/internals.md).
+
+``GameHost`` implements ``GameHandler`` for ``SkillAgent`` games; tests and the benchmark
+use small handlers (``tests/a2a_peers.py``). The server only ever sees this protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
+
+from agentcade.protocol import GameInput, GameReply
+
+__all__ = ["GameHandler", "ReplySink", "SessionAware"]
+
+ReplySink = Callable[[GameReply, bool], Awaitable[None]]
+"""``await emit(reply, is_final)``: every reply as soon as it exists, the final one last."""
+
+
+class GameHandler(Protocol):
+    """Plays one request of one game session.
+
+    Cancellation of ``handle`` (client disconnect, CancelTask, server shutdown) cancels the
+    game's work. If ``handle`` raises, the A2A task ends ``failed``.
+    """
+
+    async def handle(self, context_id: str, game_input: GameInput, emit: ReplySink) -> None:
+        """Handle one GameInput of session ``context_id``, replying through ``emit``."""
+        ...
+
+
+@runtime_checkable
+class SessionAware(Protocol):
+    """Optional: lets the plain-text door tell a new session (``start``) from a running one."""
+
+    def has_session(self, context_id: str) -> bool:
+        """Whether ``context_id`` is a session the handler already knows."""
+        ...

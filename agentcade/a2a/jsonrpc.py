@@ -1,0 +1,178 @@
+"""JSON-RPC 2.0 envelopes exactly as a2a-sdk 1.3 parses and answers them (sans-IO).
+
+Order of checks (``a2a/server/routes/jsonrpc_dispatcher.py``), each one a ``RpcError``:
+
+1. body is not JSON (or not UTF-8)           -> -32700, ``id: null``
+2. envelope (batch, ``jsonrpc``, ``method``)  -> -32600 Invalid Request
+3. method is not a 1.0 method                -> -32601 Method not found (0.3 names too)
+4. ``params`` do not parse into the proto    -> -32602 Invalid params (``parseError``)
+5. ``A2A-Version`` missing or major != 1     -> -32009
+6. REQUIRED proto fields missing             -> -32602 Validation failed
+
+Errors are built with the SDK's ``build_error_response`` so codes, messages and the
+``google.rpc.ErrorInfo`` details are the SDK's own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from a2a.server.request_handlers.response_helpers import build_error_response
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    SendMessageRequest,
+)
+from a2a.utils.errors import (
+    A2AError,
+    InvalidParamsError,
+    InvalidRequestError,
+    JSONParseError,
+    MethodNotFoundError,
+    VersionNotSupportedError,
+)
+from a2a.utils.proto_utils import parse_lenient, validate_proto_required_fields
+from google.protobuf.message import Message as ProtoMessage
+from jsonrpc.jsonrpc2 import JSONRPC20Request
+from packaging.version import InvalidVersion, Version
+
+__all__ = [
+    "METHODS",
+    "RpcCall",
+    "RpcError",
+    "RpcId",
+    "check_version",
+    "encode_error",
+    "encode_result",
+    "parse_call",
+]
+
+RpcId = str | int | None
+
+# Every A2A 1.0 JSON-RPC method. The ones we serve have a params model; the rest are known
+# (so not -32601) but answered with -32004/-32003 by the server.
+METHODS: dict[str, type[ProtoMessage] | None] = {
+    "SendMessage": SendMessageRequest,
+    "SendStreamingMessage": SendMessageRequest,
+    "GetTask": GetTaskRequest,
+    "CancelTask": CancelTaskRequest,
+    "ListTasks": None,
+    "SubscribeToTask": None,
+    "CreateTaskPushNotificationConfig": None,
+    "GetTaskPushNotificationConfig": None,
+    "ListTaskPushNotificationConfigs": None,
+    "DeleteTaskPushNotificationConfig": None,
+    "GetExtendedAgentCard": None,
+}
+
+EXPECTED_VERSION = "1.0"
+
+
+class RpcError(Exception):
+    """A request answered with a JSON-RPC error; ``error`` is the SDK's A2AError."""
+
+    def __init__(self, request_id: RpcId, error: A2AError) -> None:
+        super().__init__(error.message)
+        self.request_id = request_id
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class RpcCall:
+    """A well-formed JSON-RPC request for a known A2A method."""
+
+    id: RpcId
+    method: str
+    raw_params: Any
+    """The ``params`` JSON as received (numbers keep their type, unlike the proto)."""
+    params: ProtoMessage | None
+    """The params parsed leniently into the method's proto (None: method not served)."""
+
+
+def _clean_id(body: object) -> RpcId:
+    if not isinstance(body, dict):
+        return None
+    rid = body.get("id")
+    if isinstance(rid, bool) or (rid is not None and not isinstance(rid, str | int)):
+        return None
+    return rid  # type: ignore[no-any-return]
+
+
+def parse_call(body: bytes) -> RpcCall:
+    """Parse one HTTP body into a call; raise ``RpcError`` for steps 1-4 above."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RpcError(None, JSONParseError(message=str(exc))) from None
+    rid = _clean_id(data)
+    try:
+        base = JSONRPC20Request.from_data(data)
+    except Exception as exc:  # json-rpc raises its own exception tree
+        raise RpcError(rid, InvalidRequestError(data={"parseError": str(exc)})) from None
+    if not isinstance(base, JSONRPC20Request):
+        raise RpcError(rid, InvalidRequestError(message="Batch requests are not supported"))
+    if data.get("jsonrpc") != "2.0":
+        raise RpcError(
+            rid, InvalidRequestError(message="Invalid request: 'jsonrpc' must be exactly '2.0'")
+        )
+    if isinstance(base._id, bool):
+        raise RpcError(
+            rid,
+            InvalidRequestError(message="Invalid request: id must be a string, integer, or null"),
+        )
+    rid = base._id
+    method = base.method
+    if not method:
+        raise RpcError(rid, InvalidRequestError(message="Method is required"))
+    if method not in METHODS:
+        raise RpcError(rid, MethodNotFoundError())
+    model = METHODS[method]
+    raw_params = data.get("params", {})
+    params = None
+    if model is not None:
+        try:
+            params = parse_lenient(raw_params, model())
+        except Exception as exc:  # ParseError, TypeError, AttributeError from ParseDict
+            raise RpcError(rid, InvalidParamsError(data={"parseError": str(exc)})) from None
+    return RpcCall(id=rid, method=method, raw_params=raw_params, params=params)
+
+
+def check_version(call: RpcCall, header: str | None) -> None:
+    """Step 5 and 6: the ``A2A-Version`` header, then the proto's REQUIRED fields."""
+    actual = (header or "").strip() or "0.3"
+    if actual != EXPECTED_VERSION:
+        try:
+            ok = Version(actual).major == 1
+        except InvalidVersion:
+            ok = False
+        if not ok:
+            raise RpcError(
+                call.id,
+                VersionNotSupportedError(
+                    message=f"A2A version '{actual}' is not supported by this handler. "
+                    f"Expected version '{EXPECTED_VERSION}'."
+                ),
+            )
+    if call.params is not None:
+        try:
+            validate_proto_required_fields(call.params)
+        except A2AError as exc:
+            raise RpcError(call.id, exc) from None
+
+
+def encode_result(request_id: RpcId, result: Any) -> bytes:
+    """A unary JSON-RPC success body, compact like starlette's JSONResponse."""
+    return json.dumps(
+        {"result": result, "id": request_id, "jsonrpc": "2.0"},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).encode()
+
+
+def encode_error(request_id: RpcId, error: A2AError) -> bytes:
+    """A JSON-RPC error body (SDK shape: code, message, ErrorInfo details)."""
+    return json.dumps(
+        build_error_response(request_id, error), ensure_ascii=False, separators=(",", ":")
+    ).encode()

@@ -1,0 +1,119 @@
+"""Server-sent events framing, both directions (sans-IO).
+
+Encoding follows sse-starlette as the SDK server uses it: ``data: <json>\\r\\n\\r\\n`` per
+event, ``event: error`` for error events, ``: ping - <time>`` comments, JSON from
+``json.dumps(obj, ensure_ascii=False)`` (default separators, never multi-line).
+
+``SSEDecoder`` is the WHATWG parsing algorithm reduced to what A2A needs: CRLF, LF or CR
+line ends (also split across reads), ``:`` comments, ``event:``, multi-line ``data:``
+joined with ``\\n``, one optional space after the colon. ``id:`` and ``retry:`` are parsed
+and ignored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MAX_EVENT_SIZE", "SSEDecoder", "SSEEvent", "encode_data", "encode_ping"]
+
+MAX_EVENT_SIZE = 4 * 1024 * 1024
+"""Largest event a decoder accepts. A reply is at most 500 characters of text plus some
+directives (a drawing is the biggest: a few KiB); 4 MiB leaves room without letting a
+broken peer make us buffer forever."""
+
+
+def encode_data(payload: Any, *, event: str | None = None) -> bytes:
+    """One event frame carrying ``payload`` as JSON."""
+    text = json.dumps(payload, ensure_ascii=False)
+    head = f"event: {event}\r\n" if event else ""
+    return f"{head}data: {text}\r\n\r\n".encode()
+
+
+def encode_ping(now: dt.datetime | None = None) -> bytes:
+    """A keep-alive comment, like sse-starlette's ``: ping - <utc time>``."""
+    now = now or dt.datetime.now(dt.UTC)
+    return f": ping - {now}\r\n\r\n".encode()
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched event: its type (``message`` by default) and joined data."""
+
+    event: str
+    data: str
+
+
+class SSEDecoder:
+    """Incremental SSE parser: ``feed(bytes) -> list[SSEEvent]``.
+
+    Raises:
+        ValueError: one event grew beyond ``max_event_size`` bytes, or is not UTF-8.
+    """
+
+    def __init__(self, *, max_event_size: int = MAX_EVENT_SIZE) -> None:
+        self._buf = bytearray()
+        self._pending_cr = False
+        self._event = ""
+        self._data: list[str] = []
+        self._size = 0
+        self._max = max_event_size
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Consume bytes; return the events completed by them."""
+        out: list[SSEEvent] = []
+        buf = self._buf
+        buf += chunk
+        start = 0
+        n = len(buf)
+        i = 0
+        while i < n:
+            b = buf[i]
+            if self._pending_cr:
+                self._pending_cr = False
+                if b == 0x0A and i == start:  # the LF of a CRLF split across reads
+                    i += 1
+                    start = i
+                    continue
+            if b in (0x0A, 0x0D):
+                line = bytes(buf[start:i])
+                if b == 0x0D:
+                    if i + 1 < n:
+                        if buf[i + 1] == 0x0A:
+                            i += 1
+                    else:
+                        self._pending_cr = True
+                i += 1
+                start = i
+                self._line(line, out)
+                continue
+            i += 1
+        del buf[:start]
+        if len(buf) + self._size > self._max:
+            raise ValueError(f"an SSE event is larger than {self._max} bytes")
+        return out
+
+    def _line(self, raw: bytes, out: list[SSEEvent]) -> None:
+        try:
+            line = raw.decode()
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"an SSE line is not UTF-8: {exc}") from None
+        if not line:
+            if self._data:
+                out.append(SSEEvent(self._event or "message", "\n".join(self._data)))
+            self._event, self._data, self._size = "", [], 0
+            return
+        if line.startswith(":"):
+            return
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+            self._size += len(raw)
+            if self._size > self._max:
+                raise ValueError(f"an SSE event is larger than {self._max} bytes")
+        elif name == "event":
+            self._event = value

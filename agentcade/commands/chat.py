@@ -1,0 +1,173 @@
+"""``agentcade chat <dir|id|url>``: the text simulator — type lines, read replies.
+
+Replies and device directives print as readable text, so a game can be tried without a
+robot. ``/end`` ends the round's game, ``/quit`` leaves (ending a running game first).
+After a game ends, the next line starts a new one. Lines come from stdin, so
+``agentcade chat games/riddle < lines.txt`` plays a scripted session.
+
+``--trace`` prints, per game, the composed system prompt once and then the state each
+round, the messages sent to the model and every tool call with its arguments and result;
+``--trace-file PATH`` writes the same records as JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from typing import Any
+
+import trio
+
+from agentcade.game.client import GameClient
+from agentcade.game.loader import GameLoadError
+from agentcade.game.open import is_url, open_game, open_local_game
+from agentcade.llm import offline_notice
+from agentcade.protocol import GameInput, GameReply
+from agentcade.trace import JsonLinesSink, Trace
+
+DEFAULT_START = "我们来玩吧"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``agentcade chat``."""
+    p.add_argument("game", help="game folder, built-in game id, or https:// URL of a remote game")
+    p.add_argument("--start", default=DEFAULT_START, help="the opening line (default: %(default)s)")
+    p.add_argument("--trace", action="store_true", help="print prompts, model messages and tool calls")
+    p.add_argument("--trace-file", metavar="PATH", help="write the trace as JSON lines to PATH")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the simulator; exit code 0, or 1 when the game cannot be opened."""
+    trace = Trace()
+    if args.trace:
+        trace.add_sink(ConsoleTrace())
+    jsonl = JsonLinesSink(args.trace_file) if args.trace_file else None
+    if jsonl is not None:
+        trace.add_sink(jsonl)
+    try:
+        return trio.run(_chat, args, trace)
+    except GameLoadError as exc:
+        print(f"agentcade chat: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if jsonl is not None:
+            jsonl.close()
+
+
+async def _chat(args: argparse.Namespace, trace: Trace) -> int:
+    if is_url(args.game):
+        async with open_game(args.game, trace=trace) as client:
+            return await _session(client, args)
+    async with open_local_game(args.game, trace=trace) as local:
+        if local.settings.llm.offline:
+            print(offline_notice(), file=sys.stderr)
+        return await _session(local.client, args)
+
+
+async def _session(client: GameClient, args: argparse.Namespace) -> int:
+    print(f"—— {client.info.name}（{client.info.id}）。输入 /end 结束这一局，/quit 退出。", flush=True)
+    lines = LineReader()
+    context: str | None = None
+    pending_start: str | None = args.start
+    while True:
+        if pending_start is not None:
+            context = uuid.uuid4().hex
+            text, pending_start = pending_start, None
+            if await _request(client, context, GameInput(kind="start", text=text)):
+                context = None
+            continue
+        line = await lines.read()
+        if line is None or line.strip() == "/quit":
+            if context is not None:
+                await _request(client, context, GameInput(kind="end", text="", reason="shutdown"))
+            return 0
+        line = line.strip()
+        if not line:
+            continue
+        if line == "/end":
+            if context is not None:
+                await _request(client, context, GameInput(kind="end", text="结束游戏"))
+                context = None
+            continue
+        if context is None:
+            pending_start = line
+            continue
+        if await _request(client, context, GameInput(kind="message", text=line)):
+            context = None
+
+
+async def _request(client: GameClient, context: str, game_input: GameInput) -> bool:
+    """Send one request, print its replies; returns whether the session ended."""
+    ended = False
+    async with client.stream(context, game_input) as replies:
+        async for reply, is_final in replies:
+            print_reply(reply)
+            if is_final:
+                ended = reply.session == "ended"
+    if ended:
+        print("—— 这一局结束了。输入一句话开始新的一局，/quit 退出。", flush=True)
+    return ended
+
+
+def print_reply(reply: GameReply) -> None:
+    """Directives first (the robot does them before speaking), then the speech."""
+    for directive in reply.directives:
+        print(f"  [机器人] {directive.describe()}", flush=True)
+    if reply.text:
+        print(f"小懒：{reply.text}", flush=True)
+
+
+class LineReader:
+    """Reads stdin lines in a worker thread (a blocking read must not stall trio)."""
+
+    def __init__(self) -> None:
+        self._tty = sys.stdin.isatty()
+
+    async def read(self) -> str | None:
+        """The next line, or None at end of input."""
+        if self._tty:
+            print("你：", end="", flush=True)
+        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        if not line:
+            return None
+        if not self._tty:
+            print(f"你：{line.rstrip()}", flush=True)
+        return line
+
+
+class ConsoleTrace:
+    """Prints trace records readably: the full prompt once per game, then state only."""
+
+    def __init__(self) -> None:
+        self._prompted: set[str] = set()
+
+    def __call__(self, rec: dict[str, Any]) -> None:
+        kind = rec["type"]
+        if kind == "game_prompt":
+            key = rec.get("game", "")
+            if key not in self._prompted:
+                self._prompted.add(key)
+                _err(f"[trace] 系统提示词：\n{rec['system']}")
+            else:
+                _err(f"[trace] 状态：{_json(rec.get('state'))}")
+        elif kind == "model_request":
+            for message in rec.get("messages", [])[-2:]:
+                _err(f"[trace] → 模型 {message.get('role')}: {_json(message.get('content') or message.get('tool_calls'))}")
+        elif kind == "tool_call":
+            _err(f"[trace] 工具 {rec['tool']}({rec.get('arguments')}) → {_json(rec.get('result'))}")
+        elif kind == "hook":
+            _err(f"[trace] {rec['hook']} → {_json(rec.get('result'))}")
+        elif kind in ("model_error", "hook_error"):
+            _err(f"[trace] 出错：{rec.get('error')}")
+
+
+def _json(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

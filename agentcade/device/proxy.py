@@ -1,0 +1,201 @@
+"""``RobotProxy``: the ``self.robot`` of a game, shaped like the robot SDK.
+
+A game writes ``await self.robot.lights.set_color("#00FF00", brightness=0.8)`` exactly as
+with ``watcherobot``. Nothing reaches a robot from here: each call is checked at once
+(:func:`~agentcade.device.validate.validate_directive`: allowed, declared, arguments the SDK
+accepts, host limits) and then recorded as a :class:`~agentcade.protocol.Directive` into
+the sink bound for the current request. The main agent runs the directives later, in
+order, so calls return ``None`` and do not wait for the robot.
+
+The sink is bound by ``SkillAgent`` for the length of a request (``proxy.bind(sink)`` /
+``proxy.bind(None)``); a call outside a request raises ``RuntimeError``.
+
+The proxy also remembers whether the game's expression runtime owns the screen, the way
+the SDK does (``start`` takes it; ``stop``, animations, behaviours, official expressions
+and works give it back), so :mod:`agentcade.effects` knows whether to ``start`` or
+``update``.
+
+No I/O, no trio.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Coroutine
+from typing import Any, Protocol
+
+from agentcade.device.allowlist import ALLOWED_CALLS
+from agentcade.device.validate import (
+    DirectiveError,
+    allowed_in_domain,
+    not_allowed,
+    sdk_signature,
+    validate_directive,
+)
+from agentcade.protocol import Directive
+
+__all__ = ["DirectiveSink", "RobotProxy", "flush_directives"]
+
+OUTSIDE_TURN = "robot used outside a game turn"
+
+_DOMAINS: tuple[str, ...] = tuple(sorted({c.split(".", 1)[0] for c in ALLOWED_CALLS}))
+
+_TAKES_DISPLAY = frozenset({"expression_runtime.start"})
+# The SDK's ``_mark_display_released`` callers, plus an explicit stop.
+_RELEASES_DISPLAY = frozenset(
+    {
+        "expression_runtime.stop",
+        "animation.play",
+        "behavior.play",
+        "expressions.play_official",
+        "works.play",
+        "works.play_expression",
+    }
+)
+
+
+class DirectiveSink(Protocol):
+    """Where a proxy puts directives during a request (the current ``Turn``)."""
+
+    def record(self, directive: Directive) -> None:
+        """Queue ``directive`` for the next reply."""
+
+    async def flush(self) -> None:
+        """Send the queued directives now, as a directives-only intermediate reply."""
+
+
+def _json_safe(call: str, where: str, value: object) -> Any:
+    """``value`` as plain JSON data, or DirectiveError(invalid)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise DirectiveError("invalid", call, f"{where} is {value!r}", "Pass a finite number")
+        return float(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, list | tuple):
+        return [_json_safe(call, f"{where}[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise DirectiveError("invalid", call, f"{where} has a non-string key {key!r}")
+            out[str.__str__(key)] = _json_safe(call, f"{where}[{key!r}]", item)
+        return out
+    hint = "Pass str, int, float, bool or None"
+    if type(value).__name__ == "Stroke":
+        hint = "Encode drawings with agentcade.vector.encode_vector(strokes)"
+    raise DirectiveError(
+        "invalid",
+        call,
+        f"{where} is a {type(value).__name__}, which cannot be sent to the robot",
+        hint,
+    )
+
+
+class RobotProxy:
+    """SDK-shaped robot for a game: validates each call and records it as a directive.
+
+    Args:
+        declared_capabilities: the game's ``required_capabilities``; a call whose
+            capability is not among them raises ``DirectiveError(kind="undeclared")``.
+    """
+
+    def __init__(self, declared_capabilities: Collection[str]) -> None:
+        self._declared: tuple[str, ...] = tuple(dict.fromkeys(declared_capabilities))
+        self._sink: DirectiveSink | None = None
+        self._owns_display = False
+        for domain in _DOMAINS:
+            object.__setattr__(self, domain, _ProxyDomain(self, domain))
+
+    # -- game-facing ----------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """The capabilities the game declared."""
+        return self._declared
+
+    @property
+    def owns_display(self) -> bool:
+        """Whether the game's expression runtime holds the screen (``start`` was recorded)."""
+        return self._owns_display
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for names that are not set: domains are instance attributes.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise not_allowed(name)
+
+    def __repr__(self) -> str:
+        state = "bound" if self._sink is not None else "unbound"
+        return f"RobotProxy(capabilities={self._declared!r}, {state})"
+
+    # -- host-facing ----------------------------------------------------------------------
+
+    def bind(self, sink: DirectiveSink | None) -> None:
+        """Record into ``sink`` from now on; ``None`` ends the request."""
+        self._sink = sink
+
+    def _call(self, call: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        directive = Directive(
+            call=call,
+            args=[_json_safe(call, f"argument {i + 1}", a) for i, a in enumerate(args)],
+            kwargs={k: _json_safe(call, k, v) for k, v in kwargs.items()},
+        )
+        validate_directive(directive, self._declared)
+        sink = self._sink
+        if sink is None:
+            raise RuntimeError(OUTSIDE_TURN)
+        sink.record(directive)
+        if call in _TAKES_DISPLAY:
+            self._owns_display = True
+        elif call in _RELEASES_DISPLAY:
+            self._owns_display = False
+
+
+class _ProxyDomain:
+    """One SDK domain (``lights``, ``motion``...): its allowed methods, nothing else."""
+
+    def __init__(self, proxy: RobotProxy, domain: str) -> None:
+        self._domain = domain
+        for call in allowed_in_domain(domain):
+            name = call.split(".", 1)[1]
+            object.__setattr__(self, name, _make_method(proxy, call))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise not_allowed(f"{self._domain}.{name}")
+
+    def __repr__(self) -> str:
+        return f"<robot.{self._domain}: {', '.join(allowed_in_domain(self._domain))}>"
+
+
+def _make_method(proxy: RobotProxy, call: str) -> Callable[..., Coroutine[Any, Any, None]]:
+    async def method(*args: Any, **kwargs: Any) -> None:
+        proxy._call(call, args, kwargs)
+
+    sig = sdk_signature(call)
+    method.__name__ = call.split(".", 1)[1]
+    method.__qualname__ = f"robot.{call}"
+    method.__doc__ = (
+        f"Send the SDK call ``{call}{sig.replace(return_annotation=None)}`` to the robot.\n\n"
+        "Checked now (raises DirectiveError), run later by the main agent; returns None."
+    )
+    method.__signature__ = sig.replace(return_annotation=None)  # type: ignore[attr-defined]
+    return method
+
+
+async def flush_directives(robot: RobotProxy) -> None:
+    """Send the directives queued so far now, instead of with the next reply.
+
+    Raises:
+        RuntimeError: outside a game turn.
+    """
+    sink = robot._sink
+    if sink is None:
+        raise RuntimeError(OUTSIDE_TURN)
+    await sink.flush()

@@ -1,0 +1,118 @@
+"""``GameClient``: one way to talk to any game, built in (in-process) or remote (A2A).
+
+The main agent and ``chat`` send one ``GameInput`` for a context and read the replies as
+they come, the last one final. They cannot tell the transports apart:
+
+* ``InProcessGameClient`` runs a ``GameHost`` in this process (no sockets); the request
+  runs in a task of the caller's nursery scope and leaving the ``stream`` block early
+  cancels it — exactly what a client disconnect does to a remote game.
+* ``RemoteGameClient`` (``agentcade.a2a.remote``) speaks A2A over HTTP.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+import trio
+
+from agentcade.game.host import GameHost
+from agentcade.protocol import GameInput, GameReply
+from agentcade.skill import Skill
+
+__all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream"]
+
+ReplyStream = AsyncIterator[tuple[GameReply, bool]]
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """What the main agent knows of a game: its declaration and where it runs."""
+
+    id: str
+    name: str
+    description: str
+    summary: str
+    aliases: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    version: str
+    location: str
+    """The folder of a built-in or local game, or the URL of a remote one."""
+
+    @classmethod
+    def from_skill(cls, skill: Skill, location: str) -> GameInfo:
+        """The info of a game whose SKILL.md we have."""
+        return cls(
+            id=skill.id,
+            name=skill.name,
+            description=skill.description,
+            summary=skill.summary,
+            aliases=tuple(skill.aliases),
+            capabilities=tuple(skill.required_capabilities),
+            version=skill.version,
+            location=location,
+        )
+
+
+class GameClient(Protocol):
+    """Send one request to a game and read its replies."""
+
+    info: GameInfo
+    protocol: str
+
+    def stream(self, context_id: str, game_input: GameInput) -> AsyncIteratorContext: ...
+
+    async def aclose(self) -> None: ...
+
+
+class AsyncIteratorContext(Protocol):
+    async def __aenter__(self) -> ReplyStream: ...
+
+    async def __aexit__(self, *exc: object) -> bool | None: ...
+
+
+class InProcessGameClient:
+    """A ``GameClient`` over a ``GameHost`` in this process."""
+
+    def __init__(self, host: GameHost, info: GameInfo) -> None:
+        self.host = host
+        self.info = info
+        self.protocol = "agentcade/1"
+
+    @asynccontextmanager
+    async def stream(self, context_id: str, game_input: GameInput) -> AsyncIterator[ReplyStream]:
+        """Run the request; yields an iterator of ``(reply, is_final)``."""
+        send, receive = trio.open_memory_channel[tuple[GameReply, bool]](math.inf)
+
+        async def run() -> None:
+            async with send:
+                await self.host.handle(context_id, game_input, _sender(send))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            try:
+                yield _replies(receive)
+            finally:
+                nursery.cancel_scope.cancel()
+
+    async def aclose(self) -> None:
+        """Close every session of the host."""
+        await self.host.aclose()
+
+
+def _sender(send: trio.MemorySendChannel[tuple[GameReply, bool]]):  # type: ignore[no-untyped-def]
+    async def emit(reply: GameReply, is_final: bool) -> None:
+        await send.send((reply, is_final))
+
+    return emit
+
+
+async def _replies(receive: trio.MemoryReceiveChannel[tuple[GameReply, bool]]) -> ReplyStream:
+    async with receive:
+        async for reply, is_final in receive:
+            yield reply, is_final
+            if is_final:
+                return

@@ -1,0 +1,197 @@
+"""``GameHost``: game sessions behind one ``GameHandler`` (in-process and ``agentcade serve``).
+
+Theory of operation:
+
+* A ``context_id`` is one game session is one ``GameAgent`` instance.
+* Requests of one session run one at a time, in arrival order: each takes the session's
+  ``trio.Lock``, which is fair (FIFO), so arrival order is service order.
+* Every ``start``/``message`` request runs inside its own ``trio.CancelScope``. ``end``
+  cancels them all — the one in flight and any waiting — and then takes the lock and
+  runs the end round. A cancelled request still gets a final reply (``INTERRUPTED``),
+  so every request ends with speakable text, as the protocol demands.
+* ``start`` on a live context closes the old session first. ``message``/``end`` for a
+  context with no session get a final reply with ``session: ended``.
+* At most ``max_sessions`` live sessions; beyond that a new ``start`` gets a speakable
+  refusal. Sessions idle longer than ``idle_timeout`` are closed by ``run``.
+* A client that goes away cancels the caller of ``handle``; trio's cancellation unwinds
+  the turn (no model call keeps running). Closing an agent is shielded and bounded, so
+  cleanup happens even while the host is being cancelled.
+
+Error handling: an exception escaping a game (a bug) is logged and answered with a
+fallback line; other sessions never notice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import trio
+
+from agentcade.game.turn import ReplySink
+from agentcade.protocol import GameInput, GameReply
+from agentcade.skill_agent import FALLBACK_LINES, SkillAgent
+from agentcade.trace import NULL_TRACE, Trace
+
+__all__ = ["INTERRUPTED", "NO_SESSION", "TOO_MANY", "GameHost"]
+
+log = logging.getLogger(__name__)
+
+NO_SESSION = "这一局已经结束了，想玩的话可以重新开始。"
+TOO_MANY = "现在一起玩的人太多了，请过一会儿再来吧。"
+INTERRUPTED = "好的，这一句先不管了。"
+CLOSE_GRACE = 5.0
+"""Seconds a game's ``close()`` may take before the host gives up on it."""
+
+
+@dataclass(eq=False)
+class _Session:
+    context_id: str
+    agent: SkillAgent
+    last_used: float
+    lock: trio.Lock = field(default_factory=trio.Lock)
+    scopes: set[trio.CancelScope] = field(default_factory=set)
+    closed: bool = False
+
+
+class GameHost:
+    """Sessions of one game; implements the ``GameHandler`` protocol (``handle``)."""
+
+    def __init__(
+        self,
+        new_agent: Callable[[], SkillAgent],
+        *,
+        max_sessions: int = 32,
+        idle_timeout: float = 30 * 60,
+        trace: Trace = NULL_TRACE,
+    ) -> None:
+        self._new_agent = new_agent
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.trace = trace
+        self._sessions: dict[str, _Session] = {}
+
+    @property
+    def session_count(self) -> int:
+        """Live sessions now."""
+        return len(self._sessions)
+
+    def has_session(self, context_id: str) -> bool:
+        """Whether ``context_id`` is a live session (the A2A plain-text door asks)."""
+        return context_id in self._sessions
+
+    async def handle(self, context_id: str, game_input: GameInput, emit: ReplySink) -> None:
+        """Run one request; every reply goes to ``emit``, exactly one with ``is_final``."""
+        protocol = game_input.protocol
+
+        async def final(text: str, session: str) -> None:
+            await emit(GameReply(protocol=protocol, text=text, session=session), True)  # type: ignore[arg-type]
+
+        if game_input.kind == "start":
+            old = self._sessions.pop(context_id, None)
+            if old is not None:
+                await self._close(old)
+            if len(self._sessions) >= self.max_sessions:
+                self.trace.record("session_refused", context_id=context_id, live=len(self._sessions))
+                await final(TOO_MANY, "ended")
+                return
+            session = _Session(context_id, self._make_agent(), trio.current_time())
+            self._sessions[context_id] = session
+            self.trace.record("session_open", context_id=context_id)
+        else:
+            found = self._sessions.get(context_id)
+            if found is None:
+                await final(NO_SESSION, "ended")
+                return
+            session = found
+            if game_input.kind == "end":
+                for scope in list(session.scopes):
+                    scope.cancel()
+
+        sent_final = False
+        ended = False
+
+        async def guarded(reply: GameReply, is_final: bool) -> None:
+            nonlocal sent_final, ended
+            if is_final:
+                sent_final, ended = True, reply.session == "ended"
+            session.last_used = trio.current_time()
+            await emit(reply, is_final)
+
+        scope = trio.CancelScope()
+        if game_input.kind != "end":
+            session.scopes.add(scope)
+        try:
+            with scope:
+                async with session.lock:
+                    if session.closed:
+                        await final(NO_SESSION, "ended")
+                        return
+                    session.last_used = trio.current_time()
+                    try:
+                        await session.agent.handle(game_input, guarded)
+                    except Exception:
+                        log.exception("game %s failed on %s", context_id, game_input.kind)
+                        if not sent_final:
+                            ended = game_input.kind != "message"
+                            await final(FALLBACK_LINES[game_input.kind], "ended" if ended else "active")
+                            sent_final = True
+        finally:
+            session.scopes.discard(scope)
+            if ended or game_input.kind == "end":
+                await self._retire(session)
+        if scope.cancelled_caught and not sent_final:
+            await final(INTERRUPTED, "ended" if session.closed else "active")
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Close idle sessions until cancelled; then close every session (shutdown)."""
+        task_status.started()
+        try:
+            while True:
+                await trio.sleep(max(1.0, min(60.0, self.idle_timeout / 10)))
+                await self.close_idle()
+        finally:
+            with trio.CancelScope(shield=True):
+                await self.aclose()
+
+    async def close_idle(self) -> int:
+        """Close sessions idle for ``idle_timeout``; returns how many were closed."""
+        now = trio.current_time()
+        idle = [
+            s
+            for s in self._sessions.values()
+            if not s.scopes and not s.lock.locked() and now - s.last_used >= self.idle_timeout
+        ]
+        for session in idle:
+            self.trace.record("session_idle", context_id=session.context_id)
+            await self._retire(session)
+        return len(idle)
+
+    async def aclose(self) -> None:
+        """Close every session: cancel what runs, then each game's ``close()``."""
+        for session in list(self._sessions.values()):
+            await self._retire(session)
+
+    def _make_agent(self) -> SkillAgent:
+        agent = self._new_agent()
+        agent.trace = self.trace
+        return agent
+
+    async def _retire(self, session: _Session) -> None:
+        if self._sessions.get(session.context_id) is session:
+            del self._sessions[session.context_id]
+        await self._close(session)
+
+    async def _close(self, session: _Session) -> None:
+        if session.closed:
+            return
+        session.closed = True
+        for scope in list(session.scopes):
+            scope.cancel()
+        self.trace.record("session_close", context_id=session.context_id)
+        with trio.move_on_after(CLOSE_GRACE, shield=True):
+            try:
+                await session.agent.close()
+            except Exception:
+                log.exception("closing game session %s failed", session.context_id)

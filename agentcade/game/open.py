@@ -1,0 +1,74 @@
+"""Open a game named on the command line: a folder, a built-in id, or an A2A URL.
+
+One home for what ``chat``, ``check``, ``serve`` and ``play --game`` all need: load the
+folder, resolve its settings, make a ``GameHost`` that lives in the caller's nursery, and
+wrap it in a ``GameClient``; or, for a URL, an A2A client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import trio
+
+from agentcade.game.client import GameClient, GameInfo, InProcessGameClient
+from agentcade.game.host import GameHost
+from agentcade.game.loader import LoadedGame, load_game, resolve_game
+from agentcade.settings import AgentSettings
+from agentcade.trace import NULL_TRACE, Trace
+
+__all__ = ["LocalGame", "is_url", "open_game", "open_local_game"]
+
+
+def is_url(target: str) -> bool:
+    """Whether a game argument names a remote game."""
+    return target.startswith(("http://", "https://"))
+
+
+@dataclass
+class LocalGame:
+    """A loaded game folder with its settings and host."""
+
+    game: LoadedGame
+    settings: AgentSettings
+    host: GameHost
+    client: InProcessGameClient
+
+
+@asynccontextmanager
+async def open_local_game(
+    target: str,
+    *,
+    trace: Trace = NULL_TRACE,
+    max_sessions: int = 32,
+    builtin: bool | None = None,
+) -> AsyncIterator[LocalGame]:
+    """Load a game folder (or built-in id) and run its host until the block ends."""
+    path = resolve_game(target)
+    game = load_game(path, builtin=path.parent.name == "games" if builtin is None else builtin)
+    settings = game.load_settings()
+    if settings.llm.api_key is not None:
+        trace.add_secret(settings.llm.api_key.get_secret_value())
+    host = GameHost(lambda: game.new_agent(settings), max_sessions=max_sessions, trace=trace)
+    info = GameInfo.from_skill(game.skill, str(game.path))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(host.run)
+        try:
+            yield LocalGame(game, settings, host, InProcessGameClient(host, info))
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def open_game(target: str, *, trace: Trace = NULL_TRACE) -> AsyncIterator[GameClient]:
+    """A ``GameClient`` for a folder, a built-in id or a URL."""
+    if is_url(target):
+        from agentcade.a2a.remote import open_remote_game
+
+        async with open_remote_game(target, trace=trace) as remote:
+            yield remote
+        return
+    async with open_local_game(target, trace=trace) as local:
+        yield local.client

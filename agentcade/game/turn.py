@@ -1,0 +1,149 @@
+"""``Turn``: the context of one request (one user utterance) inside a game session.
+
+A turn collects what the game says and does while it handles one ``GameInput``:
+
+* ``say`` sends a sentence at once as an intermediate reply, so a slow step (drawing a
+  picture, asking a second model) never leaves the family waiting in silence;
+* directives recorded by ``self.robot`` wait in the turn until the next reply carries
+  them, so they always run before the speech they came with (``flush`` sends them alone,
+  which ``effects.draw`` uses between strokes);
+* ``must_say`` guarantees that text which has to be heard verbatim (a riddle, an
+  answer) is in what the turn says, whatever the model did: the runtime appends the
+  fallback to the final reply when it is missing;
+* ``end_session`` lets a game end itself (all questions answered).
+
+The turn owns no I/O: replies go out through the ``emit`` callable it was given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from agentcade.protocol import CURRENT, MAX_TEXT, Directive, GameReply
+
+__all__ = ["ReplySink", "Turn", "clip_text"]
+
+ReplySink = Callable[[GameReply, bool], Awaitable[None]]
+"""``(reply, is_final)``: where a request's replies go, each as soon as it exists."""
+
+_SENTENCE_ENDS = "。！？!?；;…"
+
+
+def clip_text(text: str, limit: int = MAX_TEXT) -> str:
+    """Shorten speech to ``limit`` characters, preferring to cut after a sentence."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = max(head.rfind(ch) for ch in _SENTENCE_ENDS)
+    return head[: cut + 1] if cut >= limit // 2 else head
+
+
+class Turn:
+    """One request of a game session; see the module docstring."""
+
+    def __init__(
+        self,
+        kind: Literal["start", "message", "end"],
+        text: str,
+        emit: ReplySink,
+        *,
+        protocol: str = CURRENT.name,
+    ) -> None:
+        self.kind = kind
+        self.text = text
+        self.judged = False
+        """Set by a judging tool once it has judged this input, so it is judged only once."""
+        self._emit = emit
+        self._protocol = protocol
+        self._said: list[str] = []
+        self._must: list[tuple[str, str]] = []
+        self._directives: list[Directive] = []
+        self._ended = kind == "end"
+        self._finished = False
+
+    # -- what the game author uses -------------------------------------------------
+
+    @property
+    def spoken(self) -> bool:
+        """Whether this turn has already said something (through ``say``)."""
+        return bool(self._said)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the session ends with this turn (``end`` request or ``end_session``)."""
+        return self._ended
+
+    async def say(self, text: str) -> None:
+        """Say ``text`` now, as an intermediate reply, without waiting for the turn to end."""
+        text = clip_text(str(text))
+        if not text:
+            return
+        self._said.append(text)
+        await self._send(GameReply(protocol=self._protocol, text=text, directives=self._take()))
+
+    def must_say(self, text: str, fallback: str | None = None) -> None:
+        """Require ``text`` verbatim in what this turn says; else append ``fallback`` (or text)."""
+        text = str(text).strip()
+        if text:
+            self._must.append((text, (fallback or text).strip()))
+
+    def end_session(self) -> None:
+        """End the game session with this turn's final reply."""
+        self._ended = True
+
+    # -- DirectiveSink (used by the robot proxy) -------------------------------------
+
+    def record(self, directive: Directive) -> None:
+        """Queue a directive for the next reply of this turn."""
+        self._directives.append(directive)
+
+    async def flush(self) -> None:
+        """Send queued directives now, in a directives-only intermediate reply."""
+        if self._directives:
+            await self._send(GameReply(protocol=self._protocol, directives=self._take()))
+
+    # -- used by the runtime ---------------------------------------------------------
+
+    def must_say_since(self, mark: int) -> list[str]:
+        """Texts registered with ``must_say`` after ``mark`` (a length of ``pending_count``)."""
+        return [text for text, _ in self._must[mark:]]
+
+    @property
+    def must_count(self) -> int:
+        """How many ``must_say`` texts have been registered so far."""
+        return len(self._must)
+
+    def final_reply(self, text: str) -> GameReply:
+        """The final reply: ``text`` plus every missing ``must_say`` fallback, and directives."""
+        spoken = "".join(self._said) + text
+        missing = [fb for must, fb in self._must if must not in spoken]
+        addition = "".join(_sentence(fb) for fb in dict.fromkeys(missing))
+        room = MAX_TEXT - len(addition)
+        body = clip_text(text, max(room, 0)) if room > 0 else ""
+        final = clip_text((_sentence(body) if body and addition else body) + addition)
+        self._finished = True
+        return GameReply(
+            protocol=self._protocol,
+            text=final,
+            directives=self._take(),
+            session="ended" if self._ended else "active",
+        )
+
+    async def _send(self, reply: GameReply) -> None:
+        if self._finished:
+            raise RuntimeError("the turn has already sent its final reply")
+        await self._emit(reply, False)
+
+    def _take(self) -> list[Directive]:
+        taken, self._directives = self._directives, []
+        return taken
+
+
+def _sentence(text: str) -> str:
+    """Make ``text`` end like a spoken sentence, so appended parts do not run together."""
+    text = text.strip()
+    if text and text[-1] not in _SENTENCE_ENDS + "，,。.”\"）)":
+        return text + "。"
+    return text

@@ -1,0 +1,1 @@
+"""The built-in games, one folder each (loaded by ``agentcade.game.loader``)."""

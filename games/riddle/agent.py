@@ -1,0 +1,105 @@
+"""猜谜语：远程游戏的模板。出题、宽松判定、提示、放弃，猜对时点头并在屏幕上画一颗星星。"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import yaml
+
+from agentcade import effects
+from agentcade.judge import is_match
+from agentcade.skill import Skill
+from agentcade.skill_agent import SkillAgent
+from agentcade.tools import tool
+from agentcade.vector import Stroke, encode_vector
+
+from .config import Settings
+
+HERE = Path(__file__).parent
+RIDDLES = yaml.safe_load((HERE / "riddles.yaml").read_text(encoding="utf-8"))["riddles"]
+
+
+def star(cx: int = 206, cy: int = 206, r: int = 150) -> str:
+    """五角星：外圈和内圈的点交替连成一笔，首尾相接。"""
+    points = []
+    for i in range(11):
+        radius = r if i % 2 == 0 else r * 0.4
+        angle = math.radians(-90 + 36 * i)
+        points.append((round(cx + radius * math.cos(angle)), round(cy + radius * math.sin(angle))))
+    return encode_vector([Stroke(points, width=10)])
+
+
+STAR = star()
+
+
+class GameAgent(SkillAgent):
+    skill = Skill.load(HERE / "SKILL.md")
+    config = Settings
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.order = random.sample(range(len(RIDDLES)), len(RIDDLES))  # 一局里不重复
+        self.current: dict | None = None
+        self.revealed = False
+        self.asked = self.solved = 0
+
+    def state(self) -> dict:
+        # 只放用户已经知道的：谜面可以，谜底不行。
+        question = self.current["question"] if self.current else None
+        return {"谜面": question, "已出题": self.asked, "猜对": self.solved, "谜底已揭晓": self.revealed}
+
+    def _next(self, turn) -> dict:
+        if not self.order:
+            turn.end_session()
+            return {"outcome": "no_more", "solved": self.solved}
+        self.current, self.revealed = RIDDLES[self.order.pop()], False
+        self.asked += 1
+        turn.must_say(self.current["question"])
+        return {"outcome": "new_riddle", "question": self.current["question"], "number": self.asked}
+
+    async def on_start(self, turn) -> dict:
+        return self._next(turn)
+
+    async def on_end(self, turn) -> dict:
+        result = {"asked": self.asked, "solved": self.solved}
+        if self.current and not self.revealed:
+            answer = self.current["answer"]
+            turn.must_say(answer, fallback=f"这个谜语的谜底是{answer}。")
+            result["answer"] = answer
+        return result
+
+    @tool("判断用户这一轮说的答案对不对（直接读取用户原话）。")
+    async def check_answer(self, turn) -> dict:
+        if turn.judged:
+            return {"outcome": "already_judged"}
+        turn.judged = True
+        if self.current is None or self.revealed:
+            return {"outcome": "no_riddle", "message": "这个谜语已经揭晓了，要不要再来一个？"}
+        answer = self.current["answer"]
+        if is_match(turn.text, answer, self.current.get("aliases") or ()):
+            self.solved, self.revealed = self.solved + 1, True
+            await effects.react(self.robot, "happy", "nod", then=STAR)
+            return {"correct": True, "answer": answer, "message": f"猜对了，谜底就是{answer}！"}
+        await effects.gesture(self.robot, "shake_head")
+        return {"correct": False, "message": "不对哦，再想想，也可以要个提示。"}
+
+    @tool("用户要提示时调用，返回一条提示。")
+    def get_hint(self) -> dict:
+        if self.current is None or self.revealed:
+            return {"outcome": "no_riddle"}
+        return {"hint": self.current["hint"]}
+
+    @tool("用户放弃、猜不出来或者问答案时，公布谜底。", name="give_up")
+    def reveal(self, turn) -> dict:
+        if self.current is None:
+            return {"outcome": "no_riddle"}
+        self.revealed = True
+        answer = self.current["answer"]
+        turn.must_say(answer, fallback=f"谜底是{answer}。")
+        return {"answer": answer, "message": f"谜底是{answer}。要不要再来一个？"}
+
+    @tool("用户要再来一个、下一个谜语时调用，出一个新谜语。")
+    def next_riddle(self, turn) -> dict:
+        return self._next(turn)

@@ -153,9 +153,11 @@ class OpenAIChatModel:
     async def _complete_streamed(self, kwargs: dict[str, Any]) -> ModelReply:
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
+        chunks = 0
         stream = await self._client.chat.completions.create(**kwargs, stream=True)
         async with stream:
             async for chunk in stream:
+                chunks += 1
                 for choice in chunk.choices or ():
                     if choice.index != 0:
                         continue
@@ -173,6 +175,8 @@ class OpenAIChatModel:
                                 if not isinstance(part.function.arguments, str):
                                     raise ModelError("model returned tool-call arguments that are not a string")
                                 call["arguments"].append(part.function.arguments)
+        if not chunks:  # e.g. a body without SSE "data:" lines, which the client skips
+            raise ModelError("model returned an empty or malformed stream")
         tool_calls = []
         for index in sorted(calls):
             call = calls[index]

@@ -50,7 +50,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, TypeVar, Union, final, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
-from pydantic.json_schema import CoreSchemaOrField, GenerateJsonSchema
+from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -190,7 +190,7 @@ class _HintsOf:
 class _NoTitles(GenerateJsonSchema):
     # Pydantic titles every field ("Number") and the model ("guess_args"); they only add
     # tokens to every request.
-    def field_title_should_be_set(self, schema: CoreSchemaOrField) -> bool:
+    def field_title_should_be_set(self, schema: Any) -> bool:
         return False
 
 

@@ -15,6 +15,7 @@ Pure data: no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -106,10 +107,10 @@ def decode_vector(path: str) -> list[Stroke]:
     Raises:
         VectorError: the hex string is not a valid bounded vector path.
     """
-    try:
-        data = bytes.fromhex(path)
-    except ValueError:
-        raise VectorError("a vector path must be an even-length hex string") from None
+    # bytes.fromhex alone would accept whitespace, which the SDK rejects.
+    if not isinstance(path, str) or re.fullmatch(r"(?:[0-9A-Fa-f]{2})+", path) is None:
+        raise VectorError("a vector path must be an even-length hex string")
+    data = bytes.fromhex(path)
     if len(data) < 2 or data[0] != _VERSION:
         raise VectorError("a vector path starts with version 1 and a stroke count")
     count, offset, strokes = data[1], 2, []

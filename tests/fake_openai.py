@@ -17,7 +17,9 @@ Script items (``fake.push(...)``; popped one per request, then ``fake.default``)
   may be a dict (sent as JSON text) or a str (sent verbatim). With ``"stream": true`` in the
   request it is sent as SSE: ``data: {chunk}\\n\\n`` ... ``data: [DONE]\\n\\n``, text and tool
   arguments split into small deltas.
-* ``Fail(status=500, body=...)``: an error status with a JSON (dict) or raw (bytes) body.
+* ``Fail(status=500, body=..., headers=())``: an error status with a JSON (dict) or raw
+  (bytes) body. The openai client retries 408/409/429/5xx; ``("retry-after-ms", "10")``
+  keeps its backoff short, ``("x-should-retry", "false")`` turns the retry off.
 * ``Garbage(raw, status=200)``: ``raw`` bytes as the body, ``application/json`` (or
   ``text/event-stream`` for streamed requests).
 * ``Hang()``: read the request and never answer.
@@ -62,12 +64,13 @@ class Reply:
 
 @dataclass(frozen=True)
 class Fail:
-    """An HTTP error status."""
+    """An HTTP error status, with extra response ``headers`` (e.g. ``retry-after-ms``)."""
 
     status: int = 500
     body: dict[str, Any] | bytes = field(
         default_factory=lambda: {"error": {"message": "fake failure", "type": "server_error"}}
     )
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -186,8 +189,8 @@ class FakeOpenAI:
         match item:
             case Hang():
                 await trio.sleep_forever()
-            case Fail(status=status, body=fail_body):
-                await _send_body(conn, stream, status, fail_body)
+            case Fail(status=status, body=fail_body, headers=extra):
+                await _send_body(conn, stream, status, fail_body, extra_headers=extra)
             case Garbage(raw=raw, status=status):
                 kind = b"text/event-stream" if streamed else b"application/json"
                 await _send_body(conn, stream, status, raw, content_type=kind)
@@ -210,7 +213,8 @@ async def serve_fake_openai(
     """Serve a ``FakeOpenAI`` on 127.0.0.1 (dynamic port) until cancelled.
 
     Args:
-        default: the response once the script is empty (default ``Reply("好的。")``).
+        default: the response once the script is empty (default ``Reply("好的。")``); pass
+            it with ``functools.partial`` since ``nursery.start`` takes no keywords.
         task_status: receives the ``FakeOpenAI`` once the socket listens.
     """
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
@@ -261,9 +265,11 @@ async def _send_body(
     body: dict[str, Any] | bytes,
     *,
     content_type: bytes = b"application/json",
+    extra_headers: tuple[tuple[str, str], ...] = (),
 ) -> None:
     data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
     headers = [(b"content-type", content_type), (b"content-length", str(len(data)).encode())]
+    headers += [(name.encode(), value.encode()) for name, value in extra_headers]
     await _send(conn, stream, h11.Response(status_code=status, headers=headers))
     await _send(conn, stream, h11.Data(data=data))
     await _send(conn, stream, h11.EndOfMessage())

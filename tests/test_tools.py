@@ -232,7 +232,7 @@ def test_collect_tools_includes_bases_and_subclass_override_replaces() -> None:
 
 def test_plain_method_override_removes_the_base_tool() -> None:
     class Child(Game):
-        def get_hint(self) -> dict[str, object]:  # type: ignore[override]
+        def get_hint(self) -> dict[str, object]:
             return {}
 
     assert "get_hint" not in collect_tools(Child)
@@ -296,7 +296,7 @@ def test_first_parameter_must_be_self() -> None:
     with pytest.raises(ToolDefinitionError, match=r"first parameter must be `self`"):
 
         @tool("说明")
-        def f(turn: object) -> None:  # type: ignore[misc]
+        def f(turn: object) -> None:
             pass
 
 
@@ -328,7 +328,7 @@ def test_bare_decorator_says_how_to_write_it() -> None:
 
         class G:
             @tool  # type: ignore[arg-type]
-            def f(self) -> None:
+            def f(self) -> None:  # type: ignore[misc]
                 pass
 
 
@@ -348,7 +348,7 @@ def test_decorating_a_staticmethod_is_rejected() -> None:
     with pytest.raises(ToolDefinitionError, match=r"put @tool above any other decorator"):
 
         class G:
-            @tool("说明")  # type: ignore[arg-type]
+            @tool("说明")
             @staticmethod
             def f() -> None:
                 pass

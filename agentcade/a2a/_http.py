@@ -33,14 +33,26 @@ class H11Stream:
         self.stream = stream
         self.conn = h11.Connection(role, max_incomplete_event_size=max_incomplete_event_size)
         self.eof = False
+        self._eof_fed = False
+
+    def mark_eof(self) -> None:
+        """The peer is gone (EOF or reset): tell h11 once, read no more."""
+        self.eof = True
+        if not self._eof_fed:
+            self._eof_fed = True
+            self.conn.receive_data(b"")
 
     async def receive(self) -> bool:
         """Read once from the peer into h11's buffer; False at EOF (also fed to h11)."""
+        if self.eof:
+            self.mark_eof()
+            return False
         data = await self.stream.receive_some(READ_SIZE)
         if not data:
-            self.eof = True
+            self.mark_eof()
+            return False
         self.conn.receive_data(bytes(data))
-        return bool(data)
+        return True
 
     @property
     def buffered(self) -> int:

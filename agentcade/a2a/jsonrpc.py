@@ -34,7 +34,9 @@ from a2a.utils.errors import (
     VersionNotSupportedError,
 )
 from a2a.utils.proto_utils import parse_lenient, validate_proto_required_fields
+from google.protobuf.json_format import ParseError
 from google.protobuf.message import Message as ProtoMessage
+from jsonrpc.exceptions import JSONRPCInvalidRequestException
 from jsonrpc.jsonrpc2 import JSONRPC20Request
 from packaging.version import InvalidVersion, Version
 
@@ -109,7 +111,7 @@ def parse_call(body: bytes) -> RpcCall:
     rid = _clean_id(data)
     try:
         base = JSONRPC20Request.from_data(data)
-    except Exception as exc:  # json-rpc raises its own exception tree
+    except (JSONRPCInvalidRequestException, TypeError, ValueError) as exc:
         raise RpcError(rid, InvalidRequestError(data={"parseError": str(exc)})) from None
     if not isinstance(base, JSONRPC20Request):
         raise RpcError(rid, InvalidRequestError(message="Batch requests are not supported"))
@@ -134,7 +136,7 @@ def parse_call(body: bytes) -> RpcCall:
     if model is not None:
         try:
             params = parse_lenient(raw_params, model())
-        except Exception as exc:  # ParseError, TypeError, AttributeError from ParseDict
+        except (ParseError, TypeError, ValueError, AttributeError) as exc:  # ParseDict's
             raise RpcError(rid, InvalidParamsError(data={"parseError": str(exc)})) from None
     return RpcCall(id=rid, method=method, raw_params=raw_params, params=params)
 

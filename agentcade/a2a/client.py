@@ -1,0 +1,428 @@
+"""A2A 1.0 client for remote games, on trio + h11 (one HTTP/1.1 connection per request).
+
+Every failure of a remote game reaches the caller as one exception type,
+``GameRemoteError(kind, message)``::
+
+    GameRemoteError
+        kind "network"   connect/TLS/read/write failed, connection dropped mid-stream
+        kind "timeout"   no reply within ``reply_timeout`` (or connect timeout)
+        kind "http"      a non-200 status
+        kind "rpc"       a JSON-RPC error (unary body or ``event: error``)
+        kind "failed"    the task ended FAILED or REJECTED (message: the game's text)
+        kind "canceled"  the task ended CANCELED
+        kind "protocol"  bad JSON, bad SSE, a reply that is not a GameReply, no final reply
+        kind "card"      the agent card is missing or unusable (``fetch_card``)
+
+Cancellation is never caught: cancelling a ``stream()`` closes its connection, which the
+server sees as a disconnect and turns into cancelling the game's work.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+import trio
+
+from agentcade.a2a import wire
+from agentcade.a2a._http import H11Stream
+from agentcade.a2a.card import CardError, CardInfo, read_card
+from agentcade.a2a.sse import SSEDecoder, SSEEvent
+from agentcade.protocol import GameInput, GameReply, ProtocolError, negotiate
+
+__all__ = [
+    "REPLY_TIMEOUT",
+    "A2AClient",
+    "GameRemoteError",
+    "ReplyStream",
+    "negotiate_protocol",
+]
+
+REPLY_TIMEOUT = 210.0
+"""Longest silence (no reply; SSE pings do not count) before a request is given up.
+A turn may legitimately take long (drawing, a slow model), but 3.5 minutes of nothing is
+a dead game."""
+CONNECT_TIMEOUT = 10.0
+MAX_UNARY_BODY = 1024 * 1024
+CONTEXT_HEADER = b"x-a2a-context-id"
+"""Sent with every request so a load balancer can keep a game session on one replica."""
+
+
+class GameRemoteError(Exception):
+    """A remote game could not deliver a reply; ``kind`` says why (module docstring)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+def negotiate_protocol(card: CardInfo) -> str | None:
+    """The newest game-protocol version both we and the card list (None: no common one)."""
+    return negotiate(card.protocols)
+
+
+@contextmanager
+def _translate(what: str) -> Iterator[None]:
+    """The one choke point mapping transport errors to GameRemoteError."""
+    try:
+        yield
+    except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+        raise GameRemoteError("network", f"{what}: {exc or type(exc).__name__}") from exc
+    except h11.ProtocolError as exc:
+        raise GameRemoteError("protocol", f"{what}: bad HTTP from the game: {exc}") from exc
+
+
+class _Target:
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise GameRemoteError("protocol", f"not an http(s) URL: {url!r}")
+        self.url = url
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.https else 80)
+        default = 443 if self.https else 80
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = host if self.port == default else f"{host}:{self.port}"
+        path = parts.path or "/"
+        self.target = path + (f"?{parts.query}" if parts.query else "")
+
+
+def _status_reply(state: str, message: object) -> tuple[GameReply, bool] | None:
+    """Map one task status to a reply (None: nothing to yield) or raise for failures."""
+    if state in (wire.COMPLETED, *wire.INTERRUPTED):
+        if not isinstance(message, dict):
+            raise GameRemoteError("protocol", f"the final status ({state}) carries no reply")
+        return wire.reply_from_parts(message.get("parts")), True
+    if state == wire.WORKING:
+        if isinstance(message, dict):
+            return wire.reply_from_parts(message.get("parts")), False
+        return None
+    if state in (wire.FAILED, wire.REJECTED):
+        text = "the game failed this request"
+        if isinstance(message, dict):
+            try:
+                text = wire.reply_from_parts(message.get("parts")).text or text
+            except ProtocolError:
+                pass
+        raise GameRemoteError("failed", text)
+    if state == wire.CANCELED:
+        raise GameRemoteError("canceled", "the game canceled the request")
+    return None  # SUBMITTED, UNSPECIFIED
+
+
+def _result_replies(result: object) -> list[tuple[GameReply, bool]]:
+    """Replies in one JSON-RPC result (a StreamResponse or a SendMessageResponse)."""
+    if not isinstance(result, dict):
+        raise GameRemoteError("protocol", "a JSON-RPC result is not an object")
+    try:
+        if "statusUpdate" in result:
+            status = (result["statusUpdate"] or {}).get("status") or {}
+            found = _status_reply(wire.state_name(status.get("state")), status.get("message"))
+            return [found] if found else []
+        if "task" in result or "status" in result:
+            task = result.get("task", result) or {}
+            status = task.get("status") or {}
+            state = wire.state_name(status.get("state"))
+            if state == wire.WORKING:
+                return []  # a snapshot; the updates follow
+            found = _status_reply(state, status.get("message"))
+            return [found] if found else []
+        if "message" in result:
+            message = result["message"] or {}
+            return [(wire.reply_from_parts(message.get("parts")), True)]
+    except ProtocolError as exc:
+        raise GameRemoteError("protocol", str(exc)) from exc
+    except AttributeError as exc:
+        raise GameRemoteError("protocol", f"malformed A2A result: {exc}") from exc
+    return []  # artifactUpdate and future payloads: not for us
+
+
+def _rpc_payload(text: str) -> object:
+    try:
+        payload = json.loads(text)
+    except ValueError as exc:
+        raise GameRemoteError("protocol", f"the game sent invalid JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise GameRemoteError("protocol", "a JSON-RPC response is not an object")
+    error = payload.get("error")
+    if error is not None:
+        if isinstance(error, dict):
+            raise GameRemoteError("rpc", f"{error.get('code')}: {error.get('message')}")
+        raise GameRemoteError("rpc", str(error))
+    if "result" not in payload:
+        raise GameRemoteError("protocol", "a JSON-RPC response has neither result nor error")
+    return payload["result"]
+
+
+class ReplyStream:
+    """``async for reply, final in replies``: the game's replies to one request.
+
+    Ends after the final reply. Raises ``GameRemoteError`` as described in the module.
+    """
+
+    def __init__(self, conn: H11Stream, *, sse: bool, reply_timeout: float, first: bytes) -> None:
+        self._conn = conn
+        self._sse = sse
+        self._timeout = reply_timeout
+        self._decoder = SSEDecoder()
+        self._pending: deque[tuple[GameReply, bool]] = deque()
+        self._body = bytearray()
+        self._ended = False
+        self._final = False
+        self._deadline = trio.current_time() + reply_timeout
+        if first:
+            self._feed(first)
+
+    def __aiter__(self) -> ReplyStream:
+        return self
+
+    def _feed(self, data: bytes) -> None:
+        if not self._sse:
+            self._body += data
+            if len(self._body) > MAX_UNARY_BODY:
+                raise GameRemoteError("protocol", "the game's JSON reply is too large")
+            return
+        try:
+            events = self._decoder.feed(data)
+        except ValueError as exc:
+            raise GameRemoteError("protocol", f"bad SSE from the game: {exc}") from exc
+        for event in events:
+            self._on_event(event)
+
+    def _on_event(self, event: SSEEvent) -> None:
+        if event.event == "error":
+            _rpc_payload(event.data)  # raises for a JSON-RPC error
+            raise GameRemoteError("rpc", f"error event: {event.data[:200]}")
+        self._pending.extend(_result_replies(_rpc_payload(event.data)))
+
+    async def __anext__(self) -> tuple[GameReply, bool]:
+        while True:
+            if self._final:
+                raise StopAsyncIteration
+            if self._pending:
+                reply = self._pending.popleft()
+                self._final = reply[1]
+                self._deadline = trio.current_time() + self._timeout
+                return reply
+            if self._ended:
+                if not self._sse:
+                    self._sse = True  # parsed once, below
+                    self._pending.extend(_result_replies(_rpc_payload(self._body.decode())))
+                    continue
+                raise GameRemoteError("protocol", "the game ended the stream before its final reply")
+            with trio.move_on_at(self._deadline) as waited, _translate("reading the reply"):
+                event = await self._conn.next_event()
+            if waited.cancelled_caught:
+                raise GameRemoteError("timeout", f"no reply from the game for {self._timeout:g} s")
+            if isinstance(event, h11.Data):
+                self._feed(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                self._ended = True
+
+
+class A2AClient:
+    """Talks A2A 1.0 JSON-RPC to remote games.
+
+    Args:
+        reply_timeout: longest wait for the next reply of a request.
+        connect_timeout: longest wait for TCP (+TLS) setup.
+        ssl_context: for https (default: ``ssl.create_default_context()``).
+    """
+
+    def __init__(
+        self,
+        *,
+        reply_timeout: float = REPLY_TIMEOUT,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        ssl_context: ssl.SSLContext | None = None,
+        user_agent: str = "agentcade",
+    ) -> None:
+        self.reply_timeout = reply_timeout
+        self.connect_timeout = connect_timeout
+        self._ssl = ssl_context
+        self.user_agent = user_agent
+
+    async def _connect(self, target: _Target) -> H11Stream:
+        try:
+            with trio.fail_after(self.connect_timeout), _translate(f"connecting to {target.url}"):
+                stream: trio.abc.Stream = await trio.open_tcp_stream(target.host, target.port)
+                if target.https:
+                    if self._ssl is None:
+                        self._ssl = ssl.create_default_context()
+                    tls = trio.SSLStream(
+                        stream, self._ssl, server_hostname=target.host, https_compatible=True
+                    )
+                    try:
+                        await tls.do_handshake()
+                    except BaseException:
+                        await trio.aclose_forcefully(stream)
+                        raise
+                    stream = tls
+        except trio.TooSlowError as exc:
+            raise GameRemoteError("timeout", f"connecting to {target.url} timed out") from exc
+        except ssl.SSLError as exc:
+            raise GameRemoteError("network", f"TLS with {target.url} failed: {exc}") from exc
+        return H11Stream(stream, h11.CLIENT)
+
+    async def _request(
+        self,
+        target: _Target,
+        method: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes = b"",
+    ) -> tuple[H11Stream, h11.Response]:
+        """Send one request and read the response head (caller closes the connection)."""
+        conn = await self._connect(target)
+        try:
+            all_headers = [
+                (b"host", target.host_header.encode()),
+                (b"user-agent", self.user_agent.encode()),
+                (b"a2a-version", b"1.0"),
+                *headers,
+            ]
+            if method == b"POST":
+                all_headers.append((b"content-length", str(len(body)).encode()))
+            with _translate(f"{method.decode()} {target.url}"):
+                await conn.send(
+                    h11.Request(method=method, target=target.target, headers=all_headers)
+                )
+                if body:
+                    await conn.send(h11.Data(data=body))
+                await conn.send(h11.EndOfMessage())
+                with trio.move_on_after(self.reply_timeout) as waited:
+                    response = await conn.next_event()
+            if waited.cancelled_caught:
+                raise GameRemoteError(
+                    "timeout", f"no response from {target.url} for {self.reply_timeout:g} s"
+                )
+            if isinstance(response, h11.ConnectionClosed):
+                raise GameRemoteError("network", f"{target.url} closed the connection")
+            assert isinstance(response, h11.Response)
+        except BaseException:
+            await conn.aclose()
+            raise
+        return conn, response
+
+    async def _read_all(self, conn: H11Stream, what: str) -> bytes:
+        body = bytearray()
+        with trio.move_on_after(self.reply_timeout) as waited, _translate(what):
+            while True:
+                event = await conn.next_event()
+                if isinstance(event, h11.Data):
+                    body += event.data
+                    if len(body) > MAX_UNARY_BODY:
+                        raise GameRemoteError("protocol", f"{what}: body too large")
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    break
+        if waited.cancelled_caught:
+            raise GameRemoteError("timeout", f"{what}: timed out")
+        return bytes(body)
+
+    async def fetch_card(self, base_url: str) -> tuple[dict[str, Any], CardInfo]:
+        """GET ``<base_url>/.well-known/agent-card.json`` and read it.
+
+        Raises:
+            GameRemoteError: kind "card" for an unusable card, else the transport kinds.
+        """
+        url = base_url.rstrip("/") + "/.well-known/agent-card.json"
+        target = _Target(url)
+        conn, response = await self._request(target, b"GET", [(b"accept", b"application/json")])
+        try:
+            body = await self._read_all(conn, f"reading {url}")
+        finally:
+            await conn.aclose()
+        if response.status_code != 200:
+            raise GameRemoteError("http", f"HTTP {response.status_code} for {url}")
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise GameRemoteError("card", f"{url} is not JSON: {exc}") from exc
+        try:
+            return data, read_card(data)
+        except CardError as exc:
+            raise GameRemoteError("card", str(exc)) from exc
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        url: str,
+        context_id: str,
+        game_input: GameInput,
+        *,
+        protocol: str | None = None,
+    ) -> AsyncIterator[ReplyStream]:
+        """POST ``SendStreamingMessage`` with ``game_input``; iterate the replies.
+
+        Args:
+            url: the JSON-RPC endpoint.
+            context_id: the game session.
+            game_input: what to send; ``protocol`` (the negotiated version) replaces its
+                ``protocol`` field when given.
+        """
+        if protocol is not None and protocol != game_input.protocol:
+            game_input = game_input.model_copy(update={"protocol": protocol})
+        target = _Target(url)
+        message = {
+            "messageId": str(uuid.uuid4()),
+            "contextId": context_id,
+            "role": "ROLE_USER",
+            "parts": [{"data": game_input.to_wire()}],
+        }
+        body = json.dumps(
+            {
+                "method": "SendStreamingMessage",
+                "params": {"message": message},
+                "id": str(uuid.uuid4()),
+                "jsonrpc": "2.0",
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"accept", b"text/event-stream"),
+            (b"cache-control", b"no-store"),
+            (CONTEXT_HEADER, context_id.encode()),
+        ]
+        conn, response = await self._request(target, b"POST", headers, body)
+        try:
+            if response.status_code != 200:
+                snippet = (await self._read_all(conn, "reading the error"))[:200]
+                raise GameRemoteError(
+                    "http",
+                    f"HTTP {response.status_code} from {url}: "
+                    f"{snippet.decode('utf-8', 'replace')}",
+                )
+            ctype = b""
+            for key, value in response.headers:
+                if key == b"content-type":
+                    ctype = value.lower()
+            yield ReplyStream(
+                conn,
+                sse=ctype.startswith(b"text/event-stream"),
+                reply_timeout=self.reply_timeout,
+                first=b"",
+            )
+        finally:
+            await conn.aclose()
+
+    async def send(
+        self,
+        url: str,
+        context_id: str,
+        game_input: GameInput,
+        *,
+        protocol: str | None = None,
+    ) -> list[GameReply]:
+        """Convenience: all replies of one request (the last one is the final)."""
+        async with self.stream(url, context_id, game_input, protocol=protocol) as replies:
+            return [reply async for reply, _final in replies]

@@ -1,0 +1,630 @@
+"""A2A 1.0 JSON-RPC + SSE server on trio + h11, serving one ``GameHandler``.
+
+Theory of operation
+-------------------
+One trio task per TCP connection (``A2AServer.handle_connection``) runs HTTP/1.1 request
+cycles with h11, one at a time (keep-alive, pipelining buffered by h11):
+
+1. wait for the first byte of a request, at most ``idle_timeout`` (then close quietly);
+2. read head and body within ``request_timeout`` (408 otherwise); the head is limited by
+   h11's ``max_incomplete_event_size`` (431), the body by ``max_body`` (413, from
+   Content-Length before reading, or while reading a chunked body);
+3. route: ``GET /.well-known/agent-card.json`` or ``POST`` to the JSON-RPC path (the card
+   URL's path, and ``/``);
+4. JSON-RPC errors are ``200 application/json`` bodies (``jsonrpc.py``), as the SDK does.
+
+A SendMessage / SendStreamingMessage request is one task (``tasks.py``). Its handler runs
+in a cancel scope owned by the request: a CancelTask, a client that goes away (EOF or a
+failed write, watched while the task runs) or server shutdown cancels it. The handler's
+replies pass through a zero-buffer channel to the writer, so a slow client slows the game
+instead of growing a queue; a client that stops reading for ``write_timeout`` is dropped.
+
+Errors never leave a connection task: the one ``except Exception`` per request turns a
+bug into a 500 (or a FAILED task) and the connection is closed; other connections are
+untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+import h11
+import trio
+from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, SendMessageRequest
+from a2a.utils.errors import (
+    InternalError,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from google.protobuf.json_format import MessageToDict
+
+from agentcade.a2a import wire
+from agentcade.a2a._http import H11Stream
+from agentcade.a2a.handler import GameHandler, SessionAware
+from agentcade.a2a.jsonrpc import (
+    RpcCall,
+    RpcError,
+    RpcId,
+    check_version,
+    encode_error,
+    encode_result,
+    parse_call,
+)
+from agentcade.a2a.sse import encode_data, encode_ping
+from agentcade.a2a.tasks import TaskRecord, TaskStore
+from agentcade.protocol import GameInput, GameReply, ProtocolError
+
+__all__ = ["CARD_PATH", "FAILED_TEXT", "A2AServer", "ServerLimits", "serve_a2a"]
+
+log = logging.getLogger(__name__)
+
+CARD_PATH = "/.well-known/agent-card.json"
+FAILED_TEXT = "游戏出了点问题，这一句没能处理好。"
+"""Speakable text of a FAILED task (the exception itself is logged, never sent)."""
+
+_SERVER_HEADER = (b"server", b"agentcade")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """Protocol policy knobs (the tests shrink the timeouts)."""
+
+    max_body: int = 10 * 1024 * 1024
+    """Largest request body. A GameInput is at most a few KiB; 10 MiB is generous."""
+    max_header: int = 16 * 1024
+    """Largest request head (h11's default; nginx uses 8 KiB, node 16 KiB)."""
+    request_timeout: float = 30.0
+    """From the first byte of a request to its last (slowloris guard)."""
+    idle_timeout: float = 75.0
+    """Keep-alive: how long an idle connection waits for its next request (nginx: 75 s)."""
+    write_timeout: float = 30.0
+    """How long one write may block on a client that stopped reading."""
+    ping_interval: float = 15.0
+    """SSE comment interval while a turn is quiet (sse-starlette's default)."""
+    finished_tasks: int = 64
+    """Finished tasks kept for GetTask."""
+    watch_buffer: int = 64 * 1024
+    """While a task runs, read ahead at most this much of the next (pipelined) request."""
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _PeerGone(Exception):
+    pass
+
+
+def _card_etag(card: dict[str, Any]) -> str:
+    unsigned = {k: v for k, v in card.items() if k != "signatures"}
+    body = json.dumps(unsigned, sort_keys=True, separators=(",", ":"))
+    return f'W/"{hashlib.sha256(body.encode()).hexdigest()}"'
+
+
+def _etag_hits(header: str, etag: str) -> bool:
+    candidates = [c.strip() for c in header.split(",")]
+    return "*" in candidates or any(
+        c.removeprefix("W/") == etag.removeprefix("W/") for c in candidates
+    )
+
+
+def _header(request: h11.Request, name: bytes) -> str | None:
+    for key, value in request.headers:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class _Run:
+    """One task being played: the handler call, its replies and its terminal event."""
+
+    def __init__(
+        self,
+        handler: GameHandler,
+        store: TaskStore,
+        record: TaskRecord,
+        game_input: GameInput,
+    ) -> None:
+        self.handler = handler
+        self.store = store
+        self.record = record
+        self.game_input = game_input
+        self.saw_final = False
+
+    def _message(self, reply: GameReply) -> dict[str, Any]:
+        if reply.protocol != self.game_input.protocol:
+            reply = reply.model_copy(update={"protocol": self.game_input.protocol})
+        return wire.agent_message(
+            self.record.context_id, self.record.id, wire.reply_parts(reply)
+        )
+
+    async def execute(self, out: trio.MemorySendChannel[dict[str, Any]]) -> None:
+        """Run the handler; send every StreamResponse to ``out``; always finish the task."""
+        record = self.record
+
+        async def emit(reply: GameReply, final: bool) -> None:
+            if self.saw_final:
+                raise ProtocolError("a reply after the final reply of the request")
+            message = self._message(reply)
+            if final:
+                self.saw_final = True
+                event = record.set_status(wire.COMPLETED, message)
+                self.store.finish(record)
+            else:
+                event = record.set_status(wire.WORKING, message)
+            # A gone writer is fine: the record still has the reply.
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await out.send(event)
+
+        async with out:
+            terminal: dict[str, Any] | None = None
+            try:
+                with trio.CancelScope() as scope:
+                    record.scope = scope
+                    if record.cancel_requested:
+                        scope.cancel()
+                    await self.handler.handle(record.context_id, self.game_input, emit)
+                if not self.saw_final:
+                    if scope.cancelled_caught:
+                        terminal = record.set_status(wire.CANCELED, None)
+                    else:
+                        log.warning("task %s: handler returned without a final reply", record.id)
+                        terminal = record.set_status(wire.FAILED, self._failed_message())
+            except Exception:  # the request boundary: a game bug fails this task only
+                if not self.saw_final:
+                    log.exception("task %s: the game handler raised", record.id)
+                    terminal = record.set_status(wire.FAILED, self._failed_message())
+                else:
+                    log.exception("task %s: the game handler raised after its final reply", record.id)
+            finally:
+                if not record.finished:  # cancelled from outside (shutdown)
+                    record.set_status(wire.CANCELED, None)
+                if not record.done.is_set():
+                    self.store.finish(record)
+            if terminal is not None:
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await out.send(terminal)
+
+    def _failed_message(self) -> dict[str, Any]:
+        return self._message(GameReply(text=FAILED_TEXT))
+
+
+class A2AServer:
+    """Serves one game over A2A; ``handle_connection`` is the per-connection entry point.
+
+    Args:
+        handler: plays the game.
+        card: the agent card JSON (``build_card``); its JSONRPC interface URL's path is the
+            POST route (``/`` is always accepted too).
+        limits: timeouts and sizes.
+    """
+
+    def __init__(
+        self, handler: GameHandler, card: dict[str, Any], *, limits: ServerLimits | None = None
+    ) -> None:
+        self.handler = handler
+        self.limits = limits or ServerLimits()
+        self.tasks = TaskStore(self.limits.finished_tasks)
+        self.set_card(card)
+
+    def set_card(self, card: dict[str, Any]) -> None:
+        """Replace the served card (and the JSON-RPC path taken from it)."""
+        self.card = card
+        self._card_body = json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode()
+        self._card_etag = _card_etag(card)
+        paths = {"/"}
+        for interface in card.get("supportedInterfaces", []):
+            if interface.get("protocolBinding") == "JSONRPC":
+                paths.add(urlsplit(interface.get("url", "")).path or "/")
+        self._rpc_paths = frozenset(paths)
+
+    # ---------------------------------------------------------------- connection loop
+
+    async def handle_connection(self, stream: trio.abc.Stream) -> None:
+        """Serve HTTP/1.1 requests on ``stream`` until the peer leaves or a limit trips.
+
+        Never raises (except Cancelled); always closes ``stream``.
+        """
+        conn = H11Stream(stream, h11.SERVER, max_incomplete_event_size=self.limits.max_header)
+        try:
+            await self._serve(conn)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, _PeerGone):
+            pass  # the client went away or stopped reading
+        except Exception:  # the connection boundary: log, drop this connection only
+            log.exception("A2A connection failed")
+        finally:
+            await conn.aclose()
+
+    async def _serve(self, conn: H11Stream) -> None:
+        limits = self.limits
+        while True:
+            if conn.buffered == 0 and not conn.eof:
+                with trio.move_on_after(limits.idle_timeout):
+                    if not await conn.receive():
+                        return
+                if conn.buffered == 0 and not conn.eof:
+                    return  # idle keep-alive connection: close quietly
+            try:
+                with trio.fail_after(limits.request_timeout):
+                    request = await conn.next_event()
+                    if isinstance(request, h11.ConnectionClosed):
+                        return
+                    assert isinstance(request, h11.Request)
+                    body = await self._read_body(conn, request)
+            except trio.TooSlowError:
+                await self._send_error_status(conn, 408, "request timeout")
+                return
+            except h11.RemoteProtocolError as exc:
+                status = exc.error_status_hint
+                if conn.eof and status == 400:
+                    return  # peer closed mid-request: nobody to answer
+                await self._send_error_status(conn, status, str(exc))
+                return
+            except _BodyTooLarge:
+                await self._send_error_status(conn, 413, "request body too large")
+                await self._drain(conn)
+                return
+            await self._respond(conn, request, body)
+            if conn.conn.our_state is h11.MUST_CLOSE or conn.conn.their_state is not h11.DONE:
+                return
+            if conn.conn.our_state is not h11.DONE:
+                return
+            conn.conn.start_next_cycle()
+
+    async def _read_body(self, conn: H11Stream, request: h11.Request) -> bytes:
+        length = _header(request, b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.limits.max_body:
+            raise _BodyTooLarge
+        body = bytearray()
+        while True:
+            event = await conn.next_event()
+            if isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > self.limits.max_body:
+                    raise _BodyTooLarge
+            elif isinstance(event, h11.EndOfMessage):
+                return bytes(body)
+            elif isinstance(event, h11.ConnectionClosed):
+                raise _PeerGone
+
+    async def _drain(self, conn: H11Stream) -> None:
+        # Closing with unread data makes the kernel send RST, which can destroy the error
+        # response in flight; read (and drop) a little first.
+        with trio.move_on_after(1):
+            for _ in range(64):
+                data = await conn.stream.receive_some(64 * 1024)
+                if not data:
+                    break
+
+    # ---------------------------------------------------------------- responses
+
+    async def _write(self, conn: H11Stream, event: Any) -> None:
+        with trio.fail_after(self.limits.write_timeout):
+            await conn.send(event)
+
+    async def _send_body(
+        self,
+        conn: H11Stream,
+        status: int,
+        body: bytes,
+        content_type: bytes = b"application/json",
+        extra: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        headers = [
+            (b"content-type", content_type),
+            (b"content-length", str(len(body)).encode()),
+            _SERVER_HEADER,
+            *(extra or []),
+        ]
+        if conn.conn.their_state is not h11.DONE:
+            headers.append((b"connection", b"close"))
+        await self._write(conn, h11.Response(status_code=status, headers=headers))
+        if body:
+            await self._write(conn, h11.Data(data=body))
+        await self._write(conn, h11.EndOfMessage())
+
+    async def _send_error_status(self, conn: H11Stream, status: int, reason: str) -> None:
+        if conn.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        body = json.dumps({"error": reason}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+            _SERVER_HEADER,
+        ]
+        try:
+            await self._write(conn, h11.Response(status_code=status, headers=headers))
+            await self._write(conn, h11.Data(data=body))
+            await self._write(conn, h11.EndOfMessage())
+        except (h11.LocalProtocolError, trio.TooSlowError):
+            pass
+
+    async def _respond(self, conn: H11Stream, request: h11.Request, body: bytes) -> None:
+        path = request.target.split(b"?", 1)[0].decode("latin-1")
+        method = request.method
+        if path == CARD_PATH:
+            if method != b"GET":
+                await self._send_body(conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"GET")])
+                return
+            await self._send_card(conn, request)
+            return
+        if path in self._rpc_paths:
+            if method != b"POST":
+                await self._send_body(conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"POST")])
+                return
+            await self._rpc(conn, request, body)
+            return
+        await self._send_body(conn, 404, b'{"error":"not found"}')
+
+    async def _send_card(self, conn: H11Stream, request: h11.Request) -> None:
+        etag = (b"etag", self._card_etag.encode())
+        if_none_match = _header(request, b"if-none-match")
+        if if_none_match and _etag_hits(if_none_match, self._card_etag):
+            await self._write(conn, h11.Response(status_code=304, headers=[etag, _SERVER_HEADER]))
+            await self._write(conn, h11.EndOfMessage())
+            return
+        await self._send_body(conn, 200, self._card_body, extra=[etag])
+
+    # ---------------------------------------------------------------- JSON-RPC
+
+    async def _rpc(self, conn: H11Stream, request: h11.Request, body: bytes) -> None:
+        try:
+            call = parse_call(body)
+            check_version(call, _header(request, b"a2a-version"))
+            match call.method:
+                case "SendStreamingMessage" | "SendMessage":
+                    run = self._start(call)
+                    if call.method == "SendStreamingMessage":
+                        await self._stream(conn, call.id, run)
+                        return
+                    await self._blocking(conn, call, run)
+                    return
+                case "GetTask":
+                    assert isinstance(call.params, GetTaskRequest)
+                    result = self._get_task(call.id, call.params)
+                case "CancelTask":
+                    assert isinstance(call.params, CancelTaskRequest)
+                    result = await self._cancel_task(call.id, call.params)
+                case "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" | (
+                    "ListTaskPushNotificationConfigs" | "DeleteTaskPushNotificationConfig"
+                ):
+                    raise RpcError(call.id, PushNotificationNotSupportedError())
+                case "GetExtendedAgentCard":
+                    raise RpcError(
+                        call.id,
+                        UnsupportedOperationError(
+                            message="The agent does not support authenticated extended cards"
+                        ),
+                    )
+                case _:
+                    raise RpcError(
+                        call.id,
+                        UnsupportedOperationError(message=f"{call.method} is not supported by this agent"),
+                    )
+        except RpcError as exc:
+            await self._send_body(conn, 200, encode_error(exc.request_id, exc.error))
+            return
+        except Exception:  # the request boundary: answer, then drop the connection
+            log.exception("A2A request failed")
+            if conn.conn.our_state is h11.SEND_RESPONSE:
+                await self._send_body(conn, 200, encode_error(None, InternalError()))
+            raise _PeerGone from None
+        await self._send_body(conn, 200, encode_result(call.id, result))
+
+    def _start(self, call: RpcCall) -> _Run:
+        """Decode a send request into a registered task (errors before any byte is sent)."""
+        params = call.params
+        assert isinstance(params, SendMessageRequest)
+        message = params.message
+        if message.task_id:
+            known = self.tasks.get(message.task_id)
+            if known is None:
+                raise RpcError(call.id, TaskNotFoundError(message=f"Task {message.task_id} not found"))
+            if known.finished:
+                raise RpcError(
+                    call.id,
+                    UnsupportedOperationError(
+                        message=f"Task {message.task_id} is in terminal state: {known.state}"
+                    ),
+                )
+            raise RpcError(
+                call.id,
+                UnsupportedOperationError(
+                    message=f"Task {message.task_id} is still running; a game request is a new task"
+                ),
+            )
+        raw_message = call.raw_params.get("message") if isinstance(call.raw_params, dict) else None
+        raw_parts = raw_message.get("parts") if isinstance(raw_message, dict) else None
+        context_id = message.context_id or str(uuid.uuid4())
+        has_session = isinstance(self.handler, SessionAware) and self.handler.has_session(context_id)
+        try:
+            game_input = wire.input_from_parts(raw_parts or [], new_session=not has_session)
+        except ProtocolError as exc:
+            raise RpcError(call.id, InvalidParamsError(message=str(exc))) from None
+        task_id = str(uuid.uuid4())
+        message.context_id = context_id
+        message.task_id = task_id
+        user_message = MessageToDict(message)
+        if raw_parts:
+            user_message["parts"] = raw_parts  # keep the sender's numbers as sent
+        record = TaskRecord(id=task_id, context_id=context_id, history=[user_message])
+        self.tasks.add(record)
+        return _Run(self.handler, self.tasks, record, game_input)
+
+    def _get_task(self, request_id: RpcId, params: GetTaskRequest) -> dict[str, Any]:
+        record = self.tasks.get(params.id)
+        if record is None:
+            raise RpcError(request_id, TaskNotFoundError())
+        length = params.history_length if params.HasField("history_length") else None
+        return record.to_dict(length)
+
+    async def _cancel_task(self, request_id: RpcId, params: CancelTaskRequest) -> dict[str, Any]:
+        record = self.tasks.get(params.id)
+        if record is None:
+            raise RpcError(request_id, TaskNotFoundError())
+        if record.finished:
+            raise RpcError(request_id, TaskNotCancelableError())
+        record.cancel()
+        await record.done.wait()
+        return record.to_dict()
+
+    async def _watch_peer(self, conn: H11Stream, run: _Run, scope: trio.CancelScope) -> None:
+        """While a task runs: EOF or a reset from the client cancels the task."""
+        with scope:
+            while not conn.eof:
+                if conn.buffered > self.limits.watch_buffer:
+                    await trio.sleep_forever()
+                try:
+                    alive = await conn.receive()
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    alive = False
+                if not alive:
+                    conn.mark_eof()
+                    run.record.cancel()
+                    return
+
+    async def _blocking(self, conn: H11Stream, call: RpcCall, run: _Run) -> None:
+        send, receive = trio.open_memory_channel[dict[str, Any]](0)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run.execute, send)
+            watch = trio.CancelScope()
+            nursery.start_soon(self._watch_peer, conn, run, watch)
+            async with receive:
+                async for _event in receive:
+                    pass
+            watch.cancel()
+        params = call.params
+        assert isinstance(params, SendMessageRequest)
+        length = (
+            params.configuration.history_length
+            if params.configuration.HasField("history_length")
+            else None
+        )
+        if conn.eof and run.record.state == wire.CANCELED:
+            raise _PeerGone
+        await self._send_body(conn, 200, encode_result(call.id, {"task": run.record.to_dict(length)}))
+
+    async def _stream(self, conn: H11Stream, request_id: RpcId, run: _Run) -> None:
+        headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-store"),
+            (b"x-accel-buffering", b"no"),
+            _SERVER_HEADER,
+        ]
+        record = run.record
+        # The SDK's first event: SUBMITTED (no timestamp) with the user message.
+        first = {
+            "task": {
+                "id": record.id,
+                "contextId": record.context_id,
+                "status": {"state": wire.SUBMITTED},
+                "history": list(record.history),
+            }
+        }
+        send, receive = trio.open_memory_channel[dict[str, Any]](0)
+        try:
+            async with trio.open_nursery() as nursery:
+                watch = trio.CancelScope()
+                try:
+                    await self._write(conn, h11.Response(status_code=200, headers=headers))
+                    await self._write(conn, h11.Data(data=_frame(first, request_id)))
+                except BaseException:
+                    record.cancel()
+                    raise
+                nursery.start_soon(run.execute, send)
+                nursery.start_soon(self._watch_peer, conn, run, watch)
+                async with receive:
+                    try:
+                        await self._pump(conn, receive, request_id)
+                    except BaseException:
+                        record.cancel()
+                        raise
+                watch.cancel()
+        finally:
+            if not record.done.is_set():  # execute never started
+                record.cancel()
+                record.set_status(wire.CANCELED, None)
+                self.tasks.finish(record)
+
+    async def _pump(
+        self, conn: H11Stream, receive: trio.MemoryReceiveChannel[dict[str, Any]], rid: RpcId
+    ) -> None:
+        interval = self.limits.ping_interval
+        while True:
+            with trio.move_on_after(interval) as quiet:
+                try:
+                    event = await receive.receive()
+                except trio.EndOfChannel:
+                    await self._write(conn, h11.EndOfMessage())
+                    return
+            if quiet.cancelled_caught:
+                await self._write(conn, h11.Data(data=encode_ping()))
+                continue
+            await self._write(conn, h11.Data(data=_frame(event, rid)))
+            update = event.get("statusUpdate")
+            if update is not None and update["status"]["state"] in wire.TERMINAL:
+                await self._write(conn, h11.EndOfMessage())
+                return
+
+
+def _frame(result: dict[str, Any], request_id: RpcId) -> bytes:
+    return encode_data({"result": result, "id": request_id, "jsonrpc": "2.0"})
+
+
+CardSource = dict[str, Any] | Callable[[int], dict[str, Any]]
+
+
+async def serve_a2a(
+    handler: GameHandler,
+    card: CardSource,
+    listeners: list[trio.SocketListener] | int,
+    *,
+    host: str | None = "127.0.0.1",
+    limits: ServerLimits | None = None,
+    handler_nursery: trio.Nursery | None = None,
+    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+) -> NoReturn:
+    """Serve ``handler`` over A2A until cancelled (``trio.serve_listeners`` shape).
+
+    Args:
+        handler: plays the game.
+        card: the agent card, or ``f(bound_port) -> card`` when listening on port 0.
+        listeners: listeners to accept on, or a TCP port (0: any free port) on ``host``.
+        host: bind address when ``listeners`` is a port (None: all interfaces).
+        limits: timeouts and sizes.
+        handler_nursery: where connection tasks run (default: an internal nursery).
+        task_status: ``started(listeners)`` once bound; the port is
+            ``listeners[0].socket.getsockname()[1]``.
+
+    Resource handling:
+        Each connection is closed when its task ends. Cancelling ``serve_a2a`` (the
+        surrounding nursery) cancels every connection and every running game request
+        (their tasks end CANCELED), then closes the listeners.
+
+    Error handling:
+        A failing request or connection is logged and closes that connection only; accept
+        errors are handled by ``trio.serve_listeners`` (EMFILE: retried).
+    """
+    if isinstance(listeners, int):
+        listeners = await trio.open_tcp_listeners(listeners, host=host)
+    port = listeners[0].socket.getsockname()[1]
+    server = A2AServer(handler, card(port) if callable(card) else card, limits=limits)
+    await trio.serve_listeners(
+        server.handle_connection,
+        listeners,
+        handler_nursery=handler_nursery,
+        task_status=task_status,
+    )
+    raise AssertionError("serve_listeners returned")  # pragma: no cover

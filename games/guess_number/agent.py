@@ -1,0 +1,132 @@
+"""猜数字：想一个 1 到 20 的数，五次机会；提示缩小范围但不直接说出答案。"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from agentcade import effects
+from agentcade.skill import Skill
+from agentcade.skill_agent import SkillAgent
+from agentcade.tools import tool
+
+from .config import Settings
+
+LOW, HIGH, TRIES = 1, 20, 5
+_DIGITS = "零一二三四五六七八九"
+
+
+def spoken(n: int) -> str:
+    """Chinese numerals for 0..99, as people say them: 十、十五、二十."""
+    if n < 10:
+        return _DIGITS[n]
+    tens, ones = divmod(n, 10)
+    return ("" if tens == 1 else _DIGITS[tens]) + "十" + (_DIGITS[ones] if ones else "")
+
+
+class GameAgent(SkillAgent):
+    skill = Skill.load(Path(__file__).with_name("SKILL.md"))
+    config = Settings
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.rounds = self.wins = 0
+        self._new_round()
+
+    def _new_round(self) -> None:
+        self.target = random.randint(LOW, HIGH)  # 答案：只在这里，不进 state()
+        self.low, self.high = LOW, HIGH  # 用户已经知道的范围
+        self.guesses: list[int] = []
+        self.hints_given = 0
+        self.finished = False
+        self.rounds += 1
+
+    def state(self) -> dict:
+        return {
+            "已知范围": f"{self.low}到{self.high}",
+            "猜过的数": self.guesses,
+            "剩余机会": TRIES - len(self.guesses),
+            "这一局结束了": self.finished,
+            "第几局": self.rounds,
+            "猜中的局数": self.wins,
+        }
+
+    def _opening(self) -> dict:
+        return {
+            "outcome": "new_round",
+            "message": f"我想好了一个{spoken(LOW)}到{spoken(HIGH)}之间的数，你有{spoken(TRIES)}次机会，猜猜看吧。",
+        }
+
+    async def on_start(self, turn) -> dict:
+        return self._opening()
+
+    async def on_end(self, turn) -> dict:
+        result = {"rounds": self.rounds, "wins": self.wins}
+        if not self.finished:
+            answer = spoken(self.target)
+            turn.must_say(answer, fallback=f"我想的数是{answer}。")
+            result["answer"] = self.target
+        return result
+
+    @tool("用户猜了一个数时调用；用户说的中文数字也要换成阿拉伯数字填进来。")
+    async def submit_guess(self, number: Annotated[int, Field(description="用户猜的数")]) -> dict:
+        if self.finished:
+            return {"outcome": "round_over", "message": "这一局已经结束了，要不要再来一局？"}
+        if not LOW <= number <= HIGH:
+            return {"outcome": "out_of_range", "message": f"要猜{spoken(LOW)}到{spoken(HIGH)}之间的数哦。"}
+        if number in self.guesses:
+            return {"outcome": "repeated", "message": f"{spoken(number)}已经猜过啦，换一个吧。"}
+        self.guesses.append(number)
+        left = TRIES - len(self.guesses)
+        if number == self.target:
+            self.finished, self.wins = True, self.wins + 1
+            await effects.react(self.robot, "happy", "nod")
+            return {"outcome": "win", "answer": number, "tries": len(self.guesses),
+                    "message": f"猜中了！就是{spoken(number)}，你用了{spoken(len(self.guesses))}次。"}
+        if number < self.target:
+            self.low = max(self.low, number + 1)
+        else:
+            self.high = min(self.high, number - 1)
+        if left == 0:
+            self.finished = True
+            await effects.react(self.robot, "sorry", "shake_head")
+            return {"outcome": "lose", "answer": self.target,
+                    "message": f"五次机会用完了，我想的数是{spoken(self.target)}。"}
+        await effects.gesture(self.robot, "shake_head")
+        direction = "大" if self.target > number else "小"
+        amount = "一些" if abs(self.target - number) <= 3 else "不少"
+        return {"outcome": "higher" if direction == "大" else "lower", "tries_left": left,
+                "message": f"比{spoken(number)}还{direction}{amount}，你还有{spoken(left)}次机会。"}
+
+    @tool("用户要提示时调用。提示只缩小范围，不会说出答案。")
+    def get_hint(self) -> dict:
+        if self.finished:
+            return {"outcome": "round_over", "message": "这一局已经结束了。"}
+        candidates = [n for n in range(self.low, self.high + 1) if n not in self.guesses]
+        parity = [n for n in candidates if n % 2 == self.target % 2]
+        self.hints_given += 1
+        if self.hints_given == 1 and len(parity) >= 2:
+            return {"hint": f"它是一个{'双' if self.target % 2 == 0 else '单'}数。"}
+        mid = (self.low + self.high) // 2
+        side = [n for n in candidates if (n > mid) == (self.target > mid)]
+        if len(side) >= 2:
+            return {"hint": f"它比{spoken(mid)}{'大' if self.target > mid else '小或者一样'}。"}
+        return {"hint": f"它在{spoken(self.low)}到{spoken(self.high)}之间，你已经很接近了。"}
+
+    @tool("用户要再来一局时调用，重新想一个数。")
+    def start_game(self) -> dict:
+        self._new_round()
+        return self._opening()
+
+    @tool("用户不想玩了或者要答案时调用：公布答案并结束这一局游戏。")
+    def end_game(self, turn) -> dict:
+        answer = spoken(self.target)
+        if not self.finished:
+            turn.must_say(answer, fallback=f"我想的数是{answer}。")
+        self.finished = True
+        turn.end_session()
+        return {"answer": self.target, "rounds": self.rounds, "wins": self.wins,
+                "message": f"我想的数是{answer}。你一共玩了{spoken(self.rounds)}局，猜中了{spoken(self.wins)}局。"}

@@ -1,0 +1,344 @@
+"""SkillAgent and GameHost, driven through the real openai client against the fake server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from agentcade.game.host import INTERRUPTED, NO_SESSION, TOO_MANY, GameHost
+from agentcade.game.loader import LoadedGame, load_game
+from agentcade.protocol import GameInput, GameReply
+from agentcade.skill_agent import COMMON_PROMPT, FALLBACK_LINES, MEMORY_ROUNDS
+from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
+
+PROBE = Path(__file__).parent / "data" / "games" / "probe"
+NO_RETRY = (("x-should-retry", "false"),)
+
+
+@pytest.fixture
+def probe() -> LoadedGame:
+    return load_game(PROBE)
+
+
+@pytest.fixture
+async def fake(nursery: trio.Nursery) -> FakeOpenAI:
+    server: FakeOpenAI = await nursery.start(serve_fake_openai)
+    return server
+
+
+def make_host(fake: FakeOpenAI, game: LoadedGame, **kwargs: Any) -> GameHost:
+    settings = game.agent_cls.config(llm=fake.settings(timeout=5.0))
+    return GameHost(lambda: game.new_agent(settings), **kwargs)
+
+
+async def ask(host: GameHost, ctx: str, kind: str, text: str = "") -> list[GameReply]:
+    """One request; asserts the reply contract and returns every reply in order."""
+    got: list[tuple[GameReply, bool]] = []
+
+    async def emit(reply: GameReply, final: bool) -> None:
+        got.append((reply, final))
+
+    await host.handle(ctx, GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]
+    assert got, "every request gets a reply"
+    assert [f for _, f in got] == [False] * (len(got) - 1) + [True]
+    assert got[-1][0].text.strip(), "the final reply has speakable text"
+    return [r for r, _ in got]
+
+
+def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "user"]
+
+
+async def test_start_runs_on_start_before_the_model_and_passes_its_result(fake, probe) -> None:
+    fake.push(Reply("开局口令，我们开始吧。"))
+    host = make_host(fake, probe)
+    replies = await ask(host, "c1", "start", "玩探针")
+    assert replies[-1].text == "开局口令，我们开始吧。"
+    event = user_events(fake.requests[0])[-1]
+    assert event == {
+        "event": "start",
+        "user_text": "玩探针",
+        "result": {"question": "开局口令", "must_say": ["开局口令"]},
+    }
+
+
+async def test_system_prompt_is_common_prompt_then_skill_body_then_state(fake, probe) -> None:
+    fake.push(Reply("开局口令"))
+    await ask(make_host(fake, probe), "c1", "start")
+    system = fake.requests[0]["messages"][0]
+    assert system["role"] == "system"
+    assert system["content"].startswith(COMMON_PROMPT)
+    assert "# 探针" in system["content"]
+    assert system["content"].endswith('{"counter": 0}')
+
+
+async def test_must_say_is_appended_when_the_model_leaves_it_out(fake, probe) -> None:
+    fake.push(Reply("我们开始吧。"))
+    replies = await ask(make_host(fake, probe), "c1", "start")
+    assert replies[-1].text == "我们开始吧。开局口令。"
+
+
+async def test_must_say_fallback_is_used_and_tool_result_gains_must_say(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("remember", {})]), Reply("记住了。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "口令是什么")
+    assert replies[-1].text == "记住了。口令是芝麻开门。"
+    assert tool_messages(fake.requests[2]) == [{"ok": True, "must_say": ["芝麻开门"]}]
+
+
+async def test_must_say_already_spoken_is_not_repeated(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("remember", {})]), Reply("芝麻开门！"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "口令")
+    assert replies[-1].text == "芝麻开门！"
+
+
+async def test_tool_exception_goes_back_to_the_model_as_error(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("boom", {})]), Reply("出了点小问题。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "炸")
+    assert replies[-1].text == "出了点小问题。"
+    assert tool_messages(fake.requests[2]) == [{"error": "RuntimeError: kaput"}]
+
+
+async def test_invalid_tool_arguments_go_back_as_error_without_calling(fake, probe) -> None:
+    fake.push(
+        Reply("开局口令"),
+        Reply(tool_calls=[("count", {"n": 9})]),
+        Reply(tool_calls=[("count", {"n": 2})]),
+        Reply("好的。"),
+    )
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    await ask(host, "c1", "message", "数到九")
+    first, second = tool_messages(fake.requests[2]), tool_messages(fake.requests[3])
+    assert "error" in first[0] and "Invalid arguments for count" in first[0]["error"]
+    assert second[-1] == {"n": 2, "counter": 2}
+    assert json.loads(fake.requests[3]["messages"][0]["content"].rsplit("\n", 1)[1]) == {"counter": 2}
+
+
+async def test_unknown_tool_is_reported_to_the_model(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("fly", {})]), Reply("我不会飞。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    await ask(host, "c1", "message", "飞")
+    assert tool_messages(fake.requests[2])[0]["error"].startswith("Unknown tool: fly")
+
+
+async def test_say_tool_sends_an_intermediate_reply_first(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("say", {"text": "稍等我想想"})]), Reply("想好了。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "想一想")
+    assert [r.text for r in replies] == ["稍等我想想", "想好了。"]
+
+
+async def test_directives_travel_with_the_next_reply(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("light", {})]), Reply("灯亮了。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "开灯")
+    assert [d.call for d in replies[-1].directives] == ["lights.set_color"]
+    assert replies[-1].directives[0].args == ["#00FF00"]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [Fail(500, headers=NO_RETRY), Garbage(b"{not json"), Reply("")],
+    ids=["http-500", "garbage", "empty-answer"],
+)
+async def test_model_failure_gives_a_fallback_line_and_is_not_remembered(fake, probe, failure) -> None:
+    fake.push(Reply("开局口令"), failure, Reply("好的。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "失败的这一句")
+    assert replies[-1].text == FALLBACK_LINES["message"]
+    assert replies[-1].session == "active"
+    await ask(host, "c1", "message", "下一句")
+    texts = [e["user_text"] for e in user_events(fake.requests[-1])]
+    assert "失败的这一句" not in texts
+    assert texts[-1] == "下一句"
+
+
+async def test_model_failure_on_start_ends_the_session(fake, probe) -> None:
+    fake.push(Fail(500, headers=NO_RETRY))
+    host = make_host(fake, probe)
+    replies = await ask(host, "c1", "start")
+    assert replies[-1].text.startswith(FALLBACK_LINES["start"])
+    assert replies[-1].session == "ended"
+    assert not host.has_session("c1")
+
+
+async def test_end_always_ends_the_session_even_when_the_model_fails(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Fail(500, headers=NO_RETRY))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "end", "结束游戏")
+    assert replies[-1].session == "ended"
+    assert not host.has_session("c1")
+
+
+async def test_a_tool_can_end_the_session(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("finish", {})]), Reply("这局结束啦。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "不玩了")
+    assert replies[-1].session == "ended"
+    assert not host.has_session("c1")
+
+
+async def test_memory_keeps_the_last_16_rounds(fake, probe) -> None:
+    fake.default = Reply("好。")
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    for i in range(20):
+        await ask(host, "c1", "message", f"第{i}句")
+    events = user_events(fake.requests[-1])
+    assert len(events) == MEMORY_ROUNDS + 1
+    assert events[0]["user_text"] == "第3句"  # 16 remembered rounds + this one
+    assert events[-1]["user_text"] == "第19句"
+
+
+async def test_judged_is_set_once_per_input(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("peek", {}), ("peek", {})]), Reply("好。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    await ask(host, "c1", "message", "看看")
+    assert tool_messages(fake.requests[2]) == [{"outcome": "judged"}, {"outcome": "already_judged"}]
+
+
+async def test_no_secret_reaches_the_model(fake, probe) -> None:
+    fake.default = Reply("好。")
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    await ask(host, "c1", "message", "答案是什么")
+    assert "紫葡萄" not in fake.all_text()
+
+
+async def test_end_while_a_tool_is_slow_cancels_it_and_still_ends(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("slow", {})]), Reply("再见。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    slow_replies: list[GameReply] = []
+    async with trio.open_nursery() as nursery:
+
+        async def slow() -> None:
+            slow_replies.extend(await ask(host, "c1", "message", "慢慢来"))
+
+        nursery.start_soon(slow)
+        while fake.pending > 1:  # the model has asked for the slow tool
+            await trio.sleep(0.01)
+        await trio.sleep(0.05)
+        with trio.fail_after(5):
+            end_replies = await ask(host, "c1", "end", "结束游戏")
+    assert [r.text for r in slow_replies] == ["稍等", INTERRUPTED]
+    assert end_replies[-1].text == "再见。"
+    assert end_replies[-1].session == "ended"
+    assert user_events(fake.requests[-1])[-1]["event"] == "end"
+
+
+async def test_end_while_the_model_is_slow_cancels_the_model_call(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Hang(), Reply("再见。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    results: list[list[GameReply]] = []
+    async with trio.open_nursery() as nursery:
+
+        async def hang() -> None:
+            results.append(await ask(host, "c1", "message", "你好"))
+
+        nursery.start_soon(hang)
+        while len(fake.requests) < 2:
+            await trio.sleep(0.01)
+        with trio.fail_after(5):
+            end = await ask(host, "c1", "end", "结束")
+    assert results[0][-1].text == INTERRUPTED
+    assert end[-1].text == "再见。" and end[-1].session == "ended"
+
+
+async def test_requests_of_one_session_run_in_arrival_order(fake, probe) -> None:
+    fake.default = Reply(tool_calls=[])
+
+    def script(request: dict[str, Any]) -> Reply:
+        last = user_events(request)[-1]
+        return Reply(f"收到{last['user_text']}", delay=0.05 if last["user_text"] == "一" else 0)
+
+    fake.default = script  # type: ignore[assignment]
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start", "开始")
+    finished: list[str] = []
+    async with trio.open_nursery() as nursery:
+        for word in ["一", "二", "三"]:
+
+            async def one(word: str = word) -> None:
+                replies = await ask(host, "c1", "message", word)
+                finished.append(replies[-1].text)
+
+            nursery.start_soon(one)
+            await trio.sleep(0.005)
+    assert finished == ["收到一", "收到二", "收到三"]
+
+
+async def test_message_for_a_missing_session_answers_ended(fake, probe) -> None:
+    host = make_host(fake, probe)
+    for kind in ("message", "end"):
+        replies = await ask(host, "nobody", kind, "你好")
+        assert replies == [GameReply(text=NO_SESSION, session="ended")]
+    assert fake.requests == []
+
+
+async def test_start_on_a_live_context_closes_the_old_session(fake, probe) -> None:
+    fake.default = Reply("开局口令")
+    host = make_host(fake, probe)
+    before = probe.agent_cls.closed_count  # type: ignore[attr-defined]
+    await ask(host, "c1", "start")
+    await ask(host, "c1", "start")
+    assert probe.agent_cls.closed_count == before + 1  # type: ignore[attr-defined]
+    assert host.session_count == 1
+
+
+async def test_sessions_beyond_the_limit_get_a_speakable_refusal(fake, probe) -> None:
+    fake.default = Reply("开局口令")
+    host = make_host(fake, probe, max_sessions=2)
+    await ask(host, "a", "start")
+    await ask(host, "b", "start")
+    refused = await ask(host, "c", "start")
+    assert refused == [GameReply(text=TOO_MANY, session="ended")]
+    await ask(host, "a", "end")
+    assert (await ask(host, "c", "start"))[-1].session == "active"
+
+
+async def test_idle_sessions_are_closed(fake, probe) -> None:
+    fake.default = Reply("开局口令")
+    host = make_host(fake, probe, idle_timeout=0.05)
+    await ask(host, "a", "start")
+    assert await host.close_idle() == 0
+    await trio.sleep(0.06)
+    assert await host.close_idle() == 1
+    assert (await ask(host, "a", "message", "还在吗"))[-1].session == "ended"
+
+
+async def test_shutdown_closes_every_session_and_leaves_no_task(fake, probe) -> None:
+    fake.push(Reply("开局口令"), Reply("开局口令"), Reply(tool_calls=[("slow", {})]))
+    host = make_host(fake, probe)
+    before = probe.agent_cls.closed_count  # type: ignore[attr-defined]
+    async with trio.open_nursery() as outer:
+        await outer.start(host.run)
+        await ask(host, "a", "start")
+        await ask(host, "b", "start")
+        outer.start_soon(ask, host, "a", "message", "慢")
+        await trio.sleep(0.2)
+        outer.cancel_scope.cancel()
+    assert host.session_count == 0
+    assert probe.agent_cls.closed_count == before + 2  # type: ignore[attr-defined]

@@ -43,7 +43,7 @@ import trio
 
 from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.device.proxy import RobotProxy, flush_directives
-from agentcade.device.validate import DirectiveError
+from agentcade.device.validate import undeclared
 from agentcade.vector import MAX_COORD, Stroke, decode_vector, encode_vector
 
 __all__ = [
@@ -78,12 +78,7 @@ _HOLD_MS = 1200  # react() without a gesture keeps its face this long
 def _require(robot: RobotProxy, effect: str, *capabilities: str) -> None:
     for capability in capabilities:
         if capability not in robot.capabilities:
-            raise DirectiveError(
-                "undeclared",
-                f"effects.{effect}",
-                f"it needs the capability {capability!r}, which the game did not declare",
-                f"Add {capability} to required_capabilities in SKILL.md",
-            )
+            raise undeclared(f"effects.{effect}", capability)
 
 
 def _path(drawing: Drawing) -> str:

@@ -24,10 +24,14 @@ Theory of operation
    the usual confusions of regional speech and recognisers: initials zh/z, ch/c, sh/s,
    n/l, r/l, f/h; finals in/ing, en/eng, an/ang. Two characters agree when
    their folded toneless readings meet (``劲`` jin ≈ ``颈`` jing; ``常`` = ``长``).
-   A one-syllable answer is a weaker signal, so there the tone must agree as well
+   Each agreement that needed a fold, and each differing tone (the neutral tone never
+   differs), is one *imperfection*; a word may carry 1 imperfection up to two syllables
+   and n-1 from three (``长劲鹿``: fold + tone = 2 of 2; ``食指`` for ``狮子``: 2 of 1,
+   rejected; ``松树`` for ``松鼠``: 1 of 1). A one-syllable answer is a weaker signal, so there the tone must agree as well
    (``蛇`` she2 ≈ ``舌`` she2, but ``狗`` gou3 ≠ ``够`` gou4). Particle and function
    characters (``吗 吧 是 不 还`` …) only ever match themselves, so ``是吗`` is never a
-   homophone of ``马``.
+   homophone of ``马``; numeral characters match by value only (``两`` = ``二``, but
+   ``四只小猪`` is not ``三只小猪``).
 
 4. **Find answer spans.** A span of utterance tokens states the answer when a weighted
    edit distance to the answer's tokens fits the answer's budget: agreeing characters
@@ -38,8 +42,8 @@ Theory of operation
    deletions are allowed only from four syllables (so ``熊猫`` is not ``大熊猫``). A span
    with any cost must also pass a rapidfuzz ratio on the folded pinyin strings, with a
    threshold that falls with length. English words compare as lowercase strings with a
-   Levenshtein budget by length (0 up to 3 letters, 1 up to 6, 2 beyond) and a plural
-   ``s``/``es``.
+   Levenshtein budget by length (0 up to 5 letters, 1 up to 7, 2 beyond; same first
+   letter) and a plural ``s``/``es``.
 
 5. **Everything else must be padding.** The utterance is accepted when it can be cut,
    left to right, into answer spans (at least one; repetition ``老虎老虎`` is fine) and
@@ -301,10 +305,26 @@ _FUZZY_INITIAL = {"zh": "z", "ch": "c", "sh": "s", "n": "l", "r": "l", "f": "h"}
 _FUZZY_FINAL = (("ang", "an"), ("eng", "en"), ("ing", "in"))
 
 
+_GLIDE_FINALS = {"iou": "iu", "uei": "ui", "uen": "un", "ueng": "ong"}
+
+
 def _split(syl: str) -> tuple[str, str]:
+    """Initial and final of a toneless syllable; y/w spellings give their true final."""
+    if syl[:1] in ("y", "w") and len(syl) > 1:
+        head, rest = syl[0], syl[1:]
+        if head == "y" and rest.startswith("u"):
+            fin = "v" + rest[1:]  # yu, yue, yuan, yun
+        elif head == "y":
+            fin = rest if rest.startswith("i") else "i" + rest  # yi, ying; ya → ia
+        else:
+            fin = rest if rest.startswith("u") else "u" + rest  # wu; wo → uo, weng → ueng
+        return "", _GLIDE_FINALS.get(fin, fin)
     for ini in _INITIALS:
         if syl.startswith(ini) and len(syl) > len(ini):
-            return ini, syl[len(ini) :]
+            fin = syl[len(ini) :]
+            if ini in ("j", "q", "x") and fin.startswith("u"):
+                fin = "v" + fin[1:]  # ju = jü
+            return ini, fin
     return "", syl
 
 
@@ -330,7 +350,7 @@ def fuzzy_syllable(syllable: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Han:
-    """The folded readings of one character: toneless, toned, initials, finals, primary."""
+    """The readings of one character, folded several ways for the comparisons."""
 
     char: str
     plain: frozenset[str]  # folded, toneless
@@ -338,22 +358,45 @@ class _Han:
     initials: frozenset[str]
     finals: frozenset[str]
     primary: str  # folded toneless reading used for the ratio gate
+    exact: frozenset[tuple[str, str, str]]  # (folded, raw toneless, tone)
 
 
 def _make_han(char: str, readings: Sequence[str]) -> _Han:
-    plain, toned, inits, fins = set(), set(), set(), set()
+    plain, toned, inits, fins, exact = set(), set(), set(), set(), set()
     for reading in readings:
         tone = reading[-1] if reading[-1:].isdigit() else "5"
-        ini, fin = _fuzzy_parts(reading.rstrip("012345"))
+        raw = reading.rstrip("012345")
+        ini, fin = _fuzzy_parts(raw)
         plain.add(ini + fin)
         toned.add(ini + fin + tone)
+        exact.add((ini + fin, raw, tone))
         if ini:
             inits.add(ini)
         fins.add(fin)
     primary = "".join(_fuzzy_parts(readings[0].rstrip("012345"))) if readings else char
     return _Han(
-        char, frozenset(plain), frozenset(toned), frozenset(inits), frozenset(fins), primary
+        char,
+        frozenset(plain),
+        frozenset(toned),
+        frozenset(inits),
+        frozenset(fins),
+        primary,
+        frozenset(exact),
     )
+
+
+def _imperfection(heard: _Han, want: _Han) -> int:
+    """For agreeing characters: 0 same sound, +1 a folded confusion, +1 another tone.
+
+    The neutral tone (5) never counts as another tone.
+    """
+    best = 3
+    for folded, raw, tone in heard.exact:
+        for w_folded, w_raw, w_tone in want.exact:
+            if folded == w_folded:
+                cost = (raw != w_raw) + (tone != w_tone and "5" not in (tone, w_tone))
+                best = min(best, cost)
+    return best
 
 
 @lru_cache(maxsize=8192)
@@ -457,6 +500,9 @@ def _form(text: str) -> _Form | None:
 # character by sound (so 是吗 is not 马, 不 is not 布).
 _PARTICLES = frozenset("的了吗吧呢啊呀嘛哦噢喔嗯呃额哎诶唉哇啦咯么是就个只不没别也还和或跟与及呐哈")
 
+# Numeral characters in text answers match by value only (三只小猪 is not 四只小猪).
+_NUMERALS = {**_ZH_DIGITS, **_ZH_UNITS, "万": 10**4, "亿": 10**8}
+
 # The closed list of what may surround an answer. Negations (不 没 别 不对 不是) and list
 # words (还是 或者 和) are deliberately absent.
 _PADDING_ZH = """
@@ -488,15 +534,20 @@ def _budget(n: int) -> int:
 
 
 def _ratio_threshold(n: int) -> float:
-    return 80.0 if n <= 3 else 75.0 if n <= 5 else 70.0
+    return 75.0 if n <= 5 else 70.0
 
 
 def _word_close(heard: str, want: str) -> bool:
+    """English: equal, a plural, or (for longer words with the same first letter) a typo."""
     if heard == want or heard in (want + "s", want + "es"):
         return True
     n = len(want)
-    limit = 0 if n <= 3 else 1 if n <= 6 else 2
-    return limit > 0 and Levenshtein.distance(heard, want, score_cutoff=limit) <= limit
+    limit = 0 if n <= 5 else 1 if n <= 7 else 2
+    return (
+        limit > 0
+        and heard[:1] == want[:1]
+        and Levenshtein.distance(heard, want, score_cutoff=limit) <= limit
+    )
 
 
 def _sub_cost(heard: _Token, want: _Token, single: bool) -> int:
@@ -509,6 +560,9 @@ def _sub_cost(heard: _Token, want: _Token, single: bool) -> int:
         return 0
     if heard[1] in _PARTICLES:
         return 2
+    if heard[1] in _NUMERALS or want[1] in _NUMERALS:
+        # A numeral only ever matches the same value (两 = 二), never a similar sound.
+        return 0 if _NUMERALS.get(heard[1], -1) == _NUMERALS.get(want[1], -2) else 2
     h, w = heard[2], want[2]
     assert isinstance(h, _Han)
     assert isinstance(w, _Han)
@@ -542,8 +596,38 @@ def _edit_cost(span: Sequence[_Token], want: Sequence[_Token], limit: int) -> in
     return prev[m]
 
 
-def _pinyin_string(tokens: Sequence[_Token]) -> str:
-    return "".join(t[2].primary if isinstance(t[2], _Han) else t[1] for t in tokens)
+def _imperfection_budget(n: int) -> int:
+    return 1 if n <= 2 else n - 1
+
+
+def _total_imperfection(span: Sequence[_Token], want: Sequence[_Token]) -> int:
+    total = 0
+    for heard, wanted in zip(span, want, strict=True):
+        h, w = heard[2], wanted[2]
+        if (
+            isinstance(h, _Han)
+            and isinstance(w, _Han)
+            and heard[1] != wanted[1]
+            and _sub_cost(heard, wanted, len(want) == 1) == 0
+        ):
+            total += _imperfection(h, w)
+    return total
+
+
+def _pinyin_string(tokens: Sequence[_Token], like: Sequence[_Token] = ()) -> str:
+    """Folded toneless pinyin; with ``like`` (same length), pick the readings it uses."""
+    out = []
+    for i, tok in enumerate(tokens):
+        han = tok[2]
+        if not isinstance(han, _Han):
+            out.append(tok[1])
+            continue
+        other = like[i][2] if len(like) == len(tokens) else None
+        if isinstance(other, _Han) and other.primary in han.plain:
+            out.append(other.primary)
+        else:
+            out.append(han.primary)
+    return "".join(out)
 
 
 def _span_ends(tokens: Sequence[_Token], start: int, form: _Form) -> list[int]:
@@ -572,7 +656,11 @@ def _span_ends(tokens: Sequence[_Token], start: int, form: _Form) -> list[int]:
         cost = _edit_cost(span, want, budget)
         if cost > budget:
             continue
-        if cost and fuzz.ratio(_pinyin_string(span), _pinyin_string(want)) < _ratio_threshold(n):
+        if cost and fuzz.ratio(_pinyin_string(span, want), _pinyin_string(want)) < _ratio_threshold(
+            n
+        ):
+            continue
+        if k == n and _total_imperfection(span, want) > _imperfection_budget(n):
             continue
         ends.append(start + k)
     return ends

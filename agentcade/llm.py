@@ -151,41 +151,23 @@ class OpenAIChatModel:
             raise ModelError(self._describe(exc)) from exc
 
     async def _complete_streamed(self, kwargs: dict[str, Any]) -> ModelReply:
-        text: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        chunks = 0
-        stream = await self._client.chat.completions.create(**kwargs, stream=True)
-        async with stream:
-            async for chunk in stream:
-                chunks += 1
-                for choice in chunk.choices or ():
-                    if choice.index != 0:
-                        continue
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                    for part in delta.tool_calls or ():
-                        call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": []})
-                        if part.id:
-                            call["id"] = part.id
-                        if part.function is not None:
-                            if part.function.name:
-                                call["name"] += part.function.name
-                            if part.function.arguments is not None:
-                                if not isinstance(part.function.arguments, str):
-                                    raise ModelError("model returned tool-call arguments that are not a string")
-                                call["arguments"].append(part.function.arguments)
-        if not chunks:  # e.g. a body without SSE "data:" lines, which the client skips
-            raise ModelError("model returned an empty or malformed stream")
-        tool_calls = []
-        for index in sorted(calls):
-            call = calls[index]
-            if not call["name"]:
-                raise ModelError("model returned a tool call without a name")
-            tool_calls.append(
-                ToolCall(id=call["id"] or f"call_{index}", name=call["name"], arguments="".join(call["arguments"]))
-            )
-        return ModelReply(text="".join(text), tool_calls=tuple(tool_calls))
+        # We parse the SSE ourselves instead of iterating openai's AsyncStream: that one
+        # breaks out of its generators at [DONE], and under trio every abandoned async
+        # generator is finalised with a ResourceWarning (asyncio finalises them silently).
+        # Reading the body to its end exhausts every generator in the chain.
+        assembler = _StreamAssembler()
+        create = self._client.chat.completions.with_streaming_response.create
+        async with create(**kwargs, stream=True) as response:
+            data: list[str] = []
+            async for line in response.iter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].removeprefix(" "))
+                elif not line and data:  # a blank line ends one event
+                    assembler.feed("\n".join(data))
+                    data = []
+            if data:
+                assembler.feed("\n".join(data))
+        return assembler.reply()
 
     def _describe(self, exc: Exception) -> str:
         if isinstance(exc, openai.APITimeoutError):
@@ -206,6 +188,75 @@ class OpenAIChatModel:
     async def aclose(self) -> None:
         """Close the HTTP client (connection pool)."""
         await self._client.close()
+
+
+class _StreamAssembler:
+    """Collects streamed chat-completion chunks (dicts) into one ``ModelReply``."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.done = False
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+
+    def feed(self, data: str) -> None:
+        if data.strip() == "[DONE]":
+            self.done = True
+            return
+        if self.done:
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise ModelError("model returned a malformed stream chunk") from None
+        if not isinstance(chunk, dict):
+            raise ModelError("model returned a malformed stream chunk")
+        if chunk.get("error"):
+            error = chunk["error"]
+            detail = error.get("message") if isinstance(error, dict) else error
+            raise ModelError(f"model stream failed: {_short(str(detail))}")
+        self.chunks += 1
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content is not None and not isinstance(content, str):
+                raise ModelError("model returned non-text content")
+            if content:
+                self.text.append(content)
+            for part in delta.get("tool_calls") or ():
+                if not isinstance(part, dict):
+                    raise ModelError("model returned a malformed tool call")
+                index = part.get("index", 0)
+                call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+                if part.get("id"):
+                    call["id"] = str(part["id"])
+                function = part.get("function") or {}
+                if function.get("name"):
+                    call["name"] += str(function["name"])
+                arguments = function.get("arguments")
+                if arguments is not None:
+                    if not isinstance(arguments, str):
+                        raise ModelError("model returned tool-call arguments that are not a string")
+                    call["arguments"].append(arguments)
+
+    def reply(self) -> ModelReply:
+        if not self.chunks:  # e.g. a body without SSE "data:" lines
+            raise ModelError("model returned an empty or malformed stream")
+        tool_calls = []
+        for index in sorted(self.calls):
+            call = self.calls[index]
+            if not call["name"]:
+                raise ModelError("model returned a tool call without a name")
+            tool_calls.append(
+                ToolCall(
+                    id=call["id"] or f"call_{index}",
+                    name=call["name"],
+                    arguments="".join(call["arguments"]),
+                )
+            )
+        return ModelReply(text="".join(self.text), tool_calls=tuple(tool_calls))
 
 
 def _status_detail(exc: openai.APIStatusError) -> str:

@@ -179,9 +179,9 @@ def load_settings_spec(path: Path) -> list[SettingSpec]:
             raise SettingsError(f"{where}: {_describe_validation(exc)}") from None
         if spec.key in seen:
             raise SettingsError(f"{where}: key 重复了")
-        if spec.secret and spec.default is not None:
+        if spec.secret and spec.default:  # an empty default is harmless
             raise SettingsError(f"{where}: 密钥（secret: true）不能写 default，填在 .env 或环境变量里")
-        if spec.required and spec.default is not None:
+        if spec.required and spec.default:
             raise SettingsError(f"{where}: 有 default 的项不用写 required: true，删掉其中一个")
         seen.add(spec.key)
         specs.append(spec)

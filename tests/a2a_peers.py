@@ -340,3 +340,24 @@ async def http_request(
     finally:
         if own:
             await stream.aclose()
+
+
+async def start_server(
+    nursery: trio.Nursery, handler: Any = None, *, path: str = "/", **limits: Any
+) -> tuple[int, Any]:
+    """Serve ``handler`` (default: a fresh EchoHandler) on 127.0.0.1:0; return (port, handler)."""
+    from agentcade.a2a.server import ServerLimits, serve_a2a
+
+    handler = handler if handler is not None else EchoHandler()
+    listeners = await nursery.start(
+        serve_a2a, handler, lambda port: echo_card(port, path), 0
+    ) if not limits else await nursery.start(
+        lambda task_status: serve_a2a(
+            handler,
+            lambda port: echo_card(port, path),
+            0,
+            limits=ServerLimits(**limits),
+            task_status=task_status,
+        )
+    )
+    return int(listeners[0].socket.getsockname()[1]), handler

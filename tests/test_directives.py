@@ -171,6 +171,10 @@ INVALID: list[tuple[Directive, str]] = [
     (d("lights.set_color", "#00FF00", zone="moon"), "zone"),
     (d("lights.play_effect", "disco"), "effect"),
     (d("lights.play_effect", "blink", zone="moon"), "zone"),
+    (d("animation.play", 7), "animation_id must be a string"),
+    (d("behavior.play", ["x"]), "behavior_id must be a string"),
+    (d("motion.play_action", True), "action_id must be a string"),
+    (d("audio.play", sound_id=1), "sound_id must be a string"),
 ]
 
 

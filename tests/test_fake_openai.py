@@ -42,15 +42,25 @@ class Client:
                 return status, bytes(out), response_headers
 
 
-async def connect(fake: FakeOpenAI) -> Client:
-    return Client(await trio.open_tcp_stream("127.0.0.1", fake.port))
+async def connect(fake: FakeOpenAI, nursery: trio.Nursery) -> Client:
+    """A client whose socket closes when the test ends (the nursery fixture's teardown)."""
+    client = Client(await trio.open_tcp_stream("127.0.0.1", fake.port))
+
+    async def close_at_teardown() -> None:
+        try:
+            await trio.sleep_forever()
+        finally:
+            await trio.aclose_forcefully(client.stream)
+
+    nursery.start_soon(close_at_teardown)
+    return client
 
 
 async def test_plain_reply_with_tool_calls_and_keep_alive(nursery: trio.Nursery) -> None:
     fake = await nursery.start(serve_fake_openai)
     assert fake.url == f"http://127.0.0.1:{fake.port}/v1"
     fake.push(Reply("你好", tool_calls=[("check", {"n": 3}), ("raw", "{not json")]))
-    client = await connect(fake)
+    client = await connect(fake, nursery)
 
     status, body, _ = await client.request("/v1/chat/completions", BODY)
     assert status == 200
@@ -73,7 +83,7 @@ async def test_plain_reply_with_tool_calls_and_keep_alive(nursery: trio.Nursery)
 async def test_streamed_reply_is_sse(nursery: trio.Nursery) -> None:
     fake = await nursery.start(serve_fake_openai)
     fake.push(Reply("一二三四五六", tool_calls=[("guess", {"number": 15})]))
-    client = await connect(fake)
+    client = await connect(fake, nursery)
 
     status, body, headers = await client.request("/v1/chat/completions", {**BODY, "stream": True})
 
@@ -103,7 +113,7 @@ async def test_failures_garbage_callables_and_404(nursery: trio.Nursery) -> None
         return Reply(f"第 {len(fake.requests)} 次")
 
     fake.push(Fail(503), Garbage(b"<html>"), dynamic)
-    client = await connect(fake)
+    client = await connect(fake, nursery)
 
     status, body, _ = await client.request("/v1/chat/completions", BODY)
     assert status == 503
@@ -121,7 +131,7 @@ async def test_failures_garbage_callables_and_404(nursery: trio.Nursery) -> None
 async def test_hang_never_answers(nursery: trio.Nursery, autojump_clock: trio.testing.MockClock) -> None:
     fake = await nursery.start(serve_fake_openai)
     fake.push(Hang())
-    client = await connect(fake)
+    client = await connect(fake, nursery)
     with trio.move_on_after(1000) as scope:
         await client.request("/v1/chat/completions", BODY)
     assert scope.cancelled_caught

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -50,19 +51,37 @@ NEW = fn("new_question", "出一道新题，用户没说难度时用 easy。", l
 TOOLS = [SAY, GUESS, CHECK, HINT, GIVE_UP, NEW]
 
 
-async def start_model(
-    nursery: trio.Nursery, *, stream: bool = False, max_retries: int = 0, **settings: Any
-) -> tuple[FakeOpenAI, OpenAIChatModel]:
-    fake = await nursery.start(serve_fake_openai)
-    return fake, OpenAIChatModel(fake.settings(**settings), stream=stream, max_retries=max_retries)
+@pytest.fixture
+async def models() -> AsyncIterator[list[OpenAIChatModel]]:
+    """Models to close after the test (an unclosed client leaks its pooled sockets)."""
+    opened: list[OpenAIChatModel] = []
+    yield opened
+    for model in opened:
+        await model.aclose()
+
+
+@pytest.fixture
+def start_model(nursery: trio.Nursery, models: list[OpenAIChatModel]) -> StartModel:
+    async def start(
+        *, stream: bool = False, max_retries: int = 0, **settings: Any
+    ) -> tuple[FakeOpenAI, OpenAIChatModel]:
+        fake = await nursery.start(serve_fake_openai)
+        model = OpenAIChatModel(fake.settings(**settings), stream=stream, max_retries=max_retries)
+        models.append(model)
+        return fake, model
+
+    return start
+
+
+StartModel = Callable[..., Awaitable[tuple[FakeOpenAI, OpenAIChatModel]]]
 
 
 # ---------------------------------------------------------------- OpenAIChatModel
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_text_and_tool_calls(nursery: trio.Nursery, stream: bool) -> None:
-    fake, model = await start_model(nursery, stream=stream, temperature=0.2)
+async def test_text_and_tool_calls(start_model: StartModel, stream: bool) -> None:
+    fake, model = await start_model(stream=stream, temperature=0.2)
     fake.push(
         Reply("我来看看", tool_calls=[("guess", {"number": 15}), ("check_answer", {})]),
         Reply("一段比较长的话，会被切成很多个小块发过来。"),
@@ -71,7 +90,6 @@ async def test_text_and_tool_calls(nursery: trio.Nursery, stream: bool) -> None:
 
     first = await model.complete(MESSAGES, tools)
     second = await model.complete(MESSAGES, [])
-    await model.aclose()
 
     assert first == ModelReply(
         "我来看看",
@@ -86,28 +104,30 @@ async def test_text_and_tool_calls(nursery: trio.Nursery, stream: bool) -> None:
     assert "tools" not in fake.requests[1]  # omitted, not []
 
 
-async def test_http_500_is_model_error_without_retry(nursery: trio.Nursery) -> None:
-    fake, model = await start_model(nursery)
+async def test_http_500_is_model_error_without_retry(start_model: StartModel) -> None:
+    fake, model = await start_model()
     fake.push(Fail(500))
     with pytest.raises(ModelError, match="HTTP 500: fake failure"):
         await model.complete(MESSAGES, [])
     assert len(fake.requests) == 1
 
 
-async def test_default_client_retries_once(nursery: trio.Nursery) -> None:
-    fake, _ = await start_model(nursery)
+async def test_default_client_retries_once(
+    start_model: StartModel, models: list[OpenAIChatModel]
+) -> None:
+    fake, _ = await start_model()
     model = OpenAIChatModel(fake.settings())  # max_retries=1
+    models.append(model)
     fake.push(Fail(503, headers=(("retry-after-ms", "10"),)), Fail(503, headers=(("retry-after-ms", "10"),)))
     with pytest.raises(ModelError, match="HTTP 503"):
         await model.complete(MESSAGES, [])
     assert len(fake.requests) == 2
     fake.push(Fail(500, headers=(("retry-after-ms", "10"),)))
     assert (await model.complete(MESSAGES, [])).text == "好的。"
-    await model.aclose()
 
 
-async def test_error_messages_never_contain_the_key(nursery: trio.Nursery) -> None:
-    fake, model = await start_model(nursery)
+async def test_error_messages_never_contain_the_key(start_model: StartModel) -> None:
+    fake, model = await start_model()
     fake.push(Fail(401, body={"error": {"message": f"Incorrect API key provided: {SECRET}"}}))
     with pytest.raises(ModelError) as info:
         await model.complete(MESSAGES, [])
@@ -125,15 +145,15 @@ async def test_error_messages_never_contain_the_key(nursery: trio.Nursery) -> No
         (Fail(502, body=b"<html>bad gateway</html>", headers=NO_RETRY), "HTTP 502"),
     ],
 )
-async def test_garbage_is_model_error(nursery: trio.Nursery, stream: bool, item: Any, fragment: str) -> None:
-    fake, model = await start_model(nursery, stream=stream)
+async def test_garbage_is_model_error(start_model: StartModel, stream: bool, item: Any, fragment: str) -> None:
+    fake, model = await start_model(stream=stream)
     fake.push(item)
     with pytest.raises(ModelError, match=fragment):
         await model.complete(MESSAGES, [])
 
 
-async def test_tool_call_arguments_must_be_strings(nursery: trio.Nursery) -> None:
-    fake, model = await start_model(nursery)
+async def test_tool_call_arguments_must_be_strings(start_model: StartModel) -> None:
+    fake, model = await start_model()
     call = {"id": "c1", "type": "function", "function": {"name": "guess", "arguments": {"number": 1}}}
     body = {
         "id": "x", "object": "chat.completion", "created": 0, "model": "m",
@@ -145,8 +165,8 @@ async def test_tool_call_arguments_must_be_strings(nursery: trio.Nursery) -> Non
         await model.complete(MESSAGES, [GUESS])
 
 
-async def test_hang_times_out_as_model_error(nursery: trio.Nursery) -> None:
-    fake, model = await start_model(nursery, timeout=0.2)
+async def test_hang_times_out_as_model_error(start_model: StartModel) -> None:
+    fake, model = await start_model(timeout=0.2)
     fake.push(Hang())
     start = trio.current_time()
     with pytest.raises(ModelError, match=r"timed out after 0\.2s"):
@@ -154,19 +174,18 @@ async def test_hang_times_out_as_model_error(nursery: trio.Nursery) -> None:
     assert trio.current_time() - start < 2
 
 
-async def test_cancellation_propagates(nursery: trio.Nursery) -> None:
-    fake, model = await start_model(nursery, timeout=30)
+async def test_cancellation_propagates(start_model: StartModel) -> None:
+    fake, model = await start_model(timeout=30)
     fake.push(Hang())
     with trio.move_on_after(0.2) as scope:
         await model.complete(MESSAGES, [])
     assert scope.cancelled_caught  # Cancelled was not turned into ModelError
     # The client is still usable after an abandoned request.
     assert (await model.complete(MESSAGES, [])).text == "好的。"
-    await model.aclose()
 
 
-async def test_cancellation_propagates_while_streaming(nursery: trio.Nursery) -> None:
-    fake, model = await start_model(nursery, stream=True, timeout=30)
+async def test_cancellation_propagates_while_streaming(start_model: StartModel) -> None:
+    fake, model = await start_model(stream=True, timeout=30)
     fake.push(Reply("慢", delay=30))
     with trio.move_on_after(0.2) as scope:
         await model.complete(MESSAGES, [])

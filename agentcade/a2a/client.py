@@ -96,6 +96,16 @@ class _Target:
         self.target = path + (f"?{parts.query}" if parts.query else "")
 
 
+async def _next_event(conn: H11Stream, gone: str) -> Any:
+    """``conn.next_event()``, reporting a peer that closed mid-message as "network"."""
+    try:
+        return await conn.next_event()
+    except h11.RemoteProtocolError as exc:
+        if conn.eof:
+            raise GameRemoteError("network", gone) from exc
+        raise
+
+
 def _status_reply(state: str, message: object) -> tuple[GameReply, bool] | None:
     """Map one task status to a reply (None: nothing to yield) or raise for failures."""
     if state in (wire.COMPLETED, *wire.INTERRUPTED):
@@ -220,7 +230,7 @@ class ReplyStream:
                     continue
                 raise GameRemoteError("protocol", "the game ended the stream before its final reply")
             with trio.move_on_at(self._deadline) as waited, _translate("reading the reply"):
-                event = await self._conn.next_event()
+                event = await _next_event(self._conn, "the game dropped the connection mid-reply")
             if waited.cancelled_caught:
                 raise GameRemoteError("timeout", f"no reply from the game for {self._timeout:g} s")
             if isinstance(event, h11.Data):
@@ -299,7 +309,7 @@ class A2AClient:
                     await conn.send(h11.Data(data=body))
                 await conn.send(h11.EndOfMessage())
                 with trio.move_on_after(self.reply_timeout) as waited:
-                    response = await conn.next_event()
+                    response = await _next_event(conn, f"{target.url} closed the connection")
             if waited.cancelled_caught:
                 raise GameRemoteError(
                     "timeout", f"no response from {target.url} for {self.reply_timeout:g} s"

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from a2a.server.jsonrpc_models import JSONParseError, JSONRPCError
 from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
@@ -26,10 +27,10 @@ from a2a.types.a2a_pb2 import (
     SendMessageRequest,
 )
 from a2a.utils.errors import (
+    JSON_RPC_ERROR_CODE_MAP,
     A2AError,
     InvalidParamsError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
     VersionNotSupportedError,
 )
@@ -73,12 +74,19 @@ EXPECTED_VERSION = "1.0"
 
 
 class RpcError(Exception):
-    """A request answered with a JSON-RPC error; ``error`` is the SDK's A2AError."""
+    """A request answered with a JSON-RPC error; ``error`` is the SDK's error object."""
 
-    def __init__(self, request_id: RpcId, error: A2AError) -> None:
+    def __init__(self, request_id: RpcId, error: A2AError | JSONRPCError) -> None:
         super().__init__(error.message)
         self.request_id = request_id
         self.error = error
+
+    @property
+    def code(self) -> int:
+        """The JSON-RPC error code."""
+        if isinstance(self.error, JSONRPCError):
+            return int(self.error.code)
+        return JSON_RPC_ERROR_CODE_MAP.get(type(self.error), -32603)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +181,7 @@ def encode_result(request_id: RpcId, result: Any) -> bytes:
     ).encode()
 
 
-def encode_error(request_id: RpcId, error: A2AError) -> bytes:
+def encode_error(request_id: RpcId, error: A2AError | JSONRPCError) -> bytes:
     """A JSON-RPC error body (SDK shape: code, message, ErrorInfo details)."""
     return json.dumps(
         build_error_response(request_id, error), ensure_ascii=False, separators=(",", ":")

@@ -448,9 +448,13 @@ class A2AServer:
         raw_message = call.raw_params.get("message") if isinstance(call.raw_params, dict) else None
         raw_parts = raw_message.get("parts") if isinstance(raw_message, dict) else None
         context_id = message.context_id or str(uuid.uuid4())
-        has_session = isinstance(self.handler, SessionAware) and self.handler.has_session(context_id)
+        # Plain-text door: a new session starts with "start"; without has_session we
+        # cannot tell, and "message" is the safe guess.
+        new_session = isinstance(self.handler, SessionAware) and not self.handler.has_session(
+            context_id
+        )
         try:
-            game_input = wire.input_from_parts(raw_parts or [], new_session=not has_session)
+            game_input = wire.input_from_parts(raw_parts or [], new_session=new_session)
         except ProtocolError as exc:
             raise RpcError(call.id, InvalidParamsError(message=str(exc))) from None
         task_id = str(uuid.uuid4())

@@ -25,6 +25,7 @@ from agentcade.game.loader import GameLoadError
 from agentcade.game.open import is_url, open_game, open_local_game
 from agentcade.llm import offline_notice
 from agentcade.protocol import GameInput, GameReply
+from agentcade.settings import SettingsError
 from agentcade.trace import JsonLinesSink, Trace
 
 DEFAULT_START = "我们来玩吧"
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         trace.add_sink(jsonl)
     try:
         return trio.run(_chat, args, trace)
-    except GameLoadError as exc:
+    except (GameLoadError, SettingsError) as exc:
         print(f"agentcade chat: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

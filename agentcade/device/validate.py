@@ -54,6 +54,7 @@ __all__ = [
     "bind_call",
     "not_allowed",
     "sdk_signature",
+    "undeclared",
     "validate_directive",
 ]
 
@@ -139,6 +140,16 @@ def not_allowed(call: str) -> DirectiveError:
         call,
         f"this {what} is not open to games",
         f"Allowed calls: {', '.join(ALLOWED_CALLS)}",
+    )
+
+
+def undeclared(call: str, capability: str) -> DirectiveError:
+    """The ``undeclared`` error: ``call`` needs ``capability``, which was not declared."""
+    return DirectiveError(
+        "undeclared",
+        call,
+        f"it needs the capability {capability!r}, which the game did not declare",
+        f"Add {capability} to required_capabilities in SKILL.md",
     )
 
 
@@ -278,6 +289,15 @@ def _run_sdk(directive: Directive) -> inspect.BoundArguments:
     return bound
 
 
+# Ids the SDK only checks for truthiness (so 123 or ["x"] would pass): the host wants text.
+_FREE_IDS = {
+    "animation.play": "animation_id",
+    "behavior.play": "behavior_id",
+    "motion.play_action": "action_id",
+    "audio.play": "sound_id",
+}
+
+
 def _host_limits(call: str, arguments: Mapping[str, Any]) -> None:
     """The limits the SDK does not check (robot-sdk.md, "Values seen in callers")."""
 
@@ -306,6 +326,9 @@ def _host_limits(call: str, arguments: Mapping[str, Any]) -> None:
                 f"duration_ms {duration} is outside the host's range {low}..{high}",
                 "Split a long move into several moves",
             )
+    id_name = _FREE_IDS.get(call)
+    if id_name is not None and not isinstance(arguments.get(id_name), str):
+        raise fail(f"{id_name} must be a string, got {arguments.get(id_name)!r}", "")
     for name, known in (("zone", KNOWN_ZONES), ("effect", KNOWN_EFFECTS)):
         if call.startswith("lights.") and name in arguments and arguments[name] not in known:
             raise fail(f"unknown {name} {arguments[name]!r}", f"Use one of {sorted(known)}")
@@ -329,11 +352,6 @@ def validate_directive(directive: Directive, declared: Collection[str]) -> None:
     if capability is None:
         raise not_allowed(call)
     if capability not in declared:
-        raise DirectiveError(
-            "undeclared",
-            call,
-            f"it needs the capability {capability!r}, which the game did not declare",
-            f"Add {capability} to required_capabilities in SKILL.md",
-        )
+        raise undeclared(call, capability)
     bound = _run_sdk(directive)
     _host_limits(call, bound.arguments)

@@ -33,8 +33,10 @@ __all__ = [
     "saw",
     "poly",
     "scallop",
+    "smooth",
     "spiral",
     "stroke",
+    "tube",
     "wave",
     "zigzag",
 ]
@@ -187,6 +189,46 @@ def saw(x0: float, y0: float, x1: float, y1: float, teeth: int, depth: float) ->
     return pts
 
 
+def smooth(pts: Sequence[P], per_segment: int = 3) -> list[P]:
+    """A Catmull-Rom curve through ``pts``: ``per_segment`` points per span, ends kept."""
+    out: list[P] = []
+    last = len(pts) - 1
+    for i in range(last):
+        p0, p1, p2, p3 = pts[max(i - 1, 0)], pts[i], pts[i + 1], pts[min(i + 2, last)]
+        for k in range(per_segment):
+            t = k / per_segment
+            t2, t3 = t * t, t * t * t
+            out.append(
+                tuple(
+                    0.5
+                    * (
+                        2 * p1[j]
+                        + (p2[j] - p0[j]) * t
+                        + (2 * p0[j] - 5 * p1[j] + 4 * p2[j] - p3[j]) * t2
+                        + (3 * p1[j] - p0[j] - 3 * p2[j] + p3[j]) * t3
+                    )
+                    for j in (0, 1)
+                )
+            )
+    return [*out, pts[last]]
+
+
+def tube(center: Sequence[P], half: Sequence[float]) -> list[P]:
+    """A closed outline around a centre line, ``half[i]`` wide on each side at point i.
+
+    Down the left side of the line, round its last point, back up the right side.
+    """
+    left, right = [], []
+    for i, (x, y) in enumerate(center):
+        (ax, ay), (bx, by) = center[max(0, i - 1)], center[min(len(center) - 1, i + 1)]
+        dx, dy = bx - ax, by - ay
+        length = math.hypot(dx, dy) or 1.0
+        nx, ny = -dy / length * half[i], dx / length * half[i]
+        left.append((x + nx, y + ny))
+        right.append((x - nx, y - ny))
+    return [*left, *right[::-1], left[0]]
+
+
 def mirror(pts: Iterable[P]) -> list[P]:
     """The points reflected in the vertical centre line (left side to right side)."""
     return [(2 * CENTER - x, y) for x, y in pts]
@@ -280,20 +322,20 @@ def _lion() -> tuple[Stroke, ...]:
 
 
 def _elephant() -> tuple[Stroke, ...]:
-    legs = poly((168, 282), (168, 338), (202, 338), (202, 292), (288, 292), (288, 338), (322, 338), (322, 276))
-    trunk = poly(
-        (82, 200), (70, 245), (70, 290), (84, 318), (104, 328), (118, 316), (104, 306),
-        (94, 292), (94, 255), (106, 228),
+    legs = poly((170, 282), (170, 340), (206, 340), (206, 292), (286, 292), (286, 340), (322, 340), (322, 276))
+    head = (
+        arc(132, 176, 58, -60, -180, 8)
+        + poly((72, 220), (70, 270), (78, 306), (96, 326), (114, 322), (112, 308), (98, 294),
+               (94, 258), (100, 232), (124, 232), (160, 228))
     )
     return (
-        stroke(ellipse(252, 215, 112, 80, 28), w=8),
+        stroke(ellipse(256, 215, 108, 80, 28, -165, 165), w=8),
         stroke(legs, w=8),
-        stroke(ellipse(132, 178, 62, 58, 22), w=8),
-        stroke(trunk, w=8),
-        stroke(ellipse(172, 190, 42, 60, 18), w=8),
-        dot(112, 162, 16),
-        stroke(poly((116, 226), (110, 252), (132, 238)), w=7),
-        stroke(poly((362, 222), (378, 256)), w=7),
+        stroke(head, w=8),
+        stroke(ellipse(184, 186, 44, 62, 20), w=8),
+        dot(112, 164, 16),
+        stroke(poly((120, 236), (114, 256), (138, 246)), w=7),
+        stroke(poly((362, 222), (376, 256)), w=7),
     )
 
 
@@ -345,8 +387,8 @@ def _monkey() -> tuple[Stroke, ...]:
 
 def _rabbit() -> tuple[Stroke, ...]:
     return (
-        *_both(ellipse(164, 118, 26, 78, 20, rot=-8), w=8),
-        *_both(poly((164, 76), (162, 160)), w=6),
+        *_both(ellipse(164, 106, 26, 70, 20, rot=-8), w=8),
+        *_both(poly((163, 68), (161, 140)), w=6),
         stroke(ellipse(206, 262, 104, 88, 28), w=8),
         *_dots((168, 246), (244, 246), w=20),
         stroke(poly((196, 274), (216, 274), (206, 284), closed=True), w=7),
@@ -388,11 +430,11 @@ def _zebra() -> tuple[Stroke, ...]:
 
 def _horse() -> tuple[Stroke, ...]:
     mane = poly((128, 78), (120, 110), (146, 98), (140, 136), (168, 122), (164, 160), (196, 154))
-    tail = _fan((338, 194), (360, 250), (372, 300), (350, 320))
+    tail = _fan((338, 194), (356, 248), (362, 292), (340, 312))
     return (
         stroke(_horse_outline(), w=8),
         stroke(mane, w=8),
-        stroke(tail, [(350, 320), (358, 286), (338, 194)], w=8),
+        stroke(tail, [(340, 312), (350, 280), (338, 194)], w=8),
         dot(100, 118, 14),
         dot(74, 146, 8),
         stroke(poly((212, 264), (218, 340), (232, 340), (236, 264)), w=7),
@@ -433,35 +475,48 @@ def _penguin() -> tuple[Stroke, ...]:
 
 
 def _dolphin() -> tuple[Stroke, ...]:
-    outline = poly(
-        (40, 232), (70, 214), (96, 196), (120, 170), (160, 148), (210, 140), (250, 146),
-        (272, 112), (284, 104), (286, 150), (318, 170), (340, 196), (354, 222), (380, 206),
-        (372, 236), (384, 270), (354, 248), (330, 226), (292, 214), (260, 216), (232, 226),
-        (220, 250), (196, 232), (160, 236), (120, 240), (90, 244), (60, 244), (44, 240),
-        closed=True,
-    )
+    cx, cy, r = 206, 312, 150
+
+    def at(angle: float, radius: float) -> P:
+        return (cx + radius * math.cos(math.radians(angle)), cy + radius * math.sin(math.radians(angle)))
+
+    angles = [205 + 130 * i / 13 for i in range(14)]
+    body = tube([at(a, r) for a in angles], [3, 10, 20, 27, 31, 33, 32, 30, 26, 22, 17, 12, 8, 6])
+    tx, ty = at(335, r)
+    t = math.radians(335)
+    d, n = (-math.sin(t), math.cos(t)), (math.cos(t), math.sin(t))
+    flukes = [
+        (tx + n[0] * 6, ty + n[1] * 6),
+        (tx + n[0] * 34 + d[0] * 18, ty + n[1] * 34 + d[1] * 18),
+        (tx + d[0] * 8, ty + d[1] * 8),
+        (tx - n[0] * 34 + d[0] * 18, ty - n[1] * 34 + d[1] * 18),
+        (tx - n[0] * 6, ty - n[1] * 6),
+    ]
     return (
-        stroke(outline, w=8),
-        dot(128, 200, 16),
-        stroke(poly((62, 240), (100, 236)), w=6),
-        stroke(wave(60, 318, 350, 318, 10, 4, 24), w=7),
+        stroke(body, w=8),
+        stroke([at(252, r + 30), at(268, r + 66), at(284, r + 28)], w=8),
+        stroke(flukes, w=8),
+        stroke([at(232, r - 24), at(232, r - 62), at(248, r - 28)], w=7),
+        dot(*at(222, r + 4), w=14),
+        stroke([at(208, r - 3), at(220, r - 10)], w=5),
+        stroke(wave(86, 344, 326, 344, 7, 3, 22), w=6),
     )
 
 
 def _whale() -> tuple[Stroke, ...]:
     body = (
-        ellipse(190, 230, 130, 90, 20, 180, 350)
-        + poly((345, 200), (372, 140), (378, 175), (392, 150), (372, 214))
-        + ellipse(190, 230, 130, 90, 14, 20, 180)
+        ellipse(170, 230, 120, 88, 18, 180, 300)
+        + poly((250, 150), (300, 176), (332, 186), (350, 160), (374, 130), (380, 154), (368, 186),
+               (388, 194), (368, 206), (340, 214), (300, 262), (250, 304))
+        + ellipse(170, 230, 120, 88, 10, 60, 180)
     )
-    spout = poly((170, 130), (170, 100)) + _fan((170, 100), (130, 62), (210, 62), (170, 52))
+    spout = poly((150, 140), (150, 104)) + _fan((150, 104), (112, 72), (188, 72), (150, 58))
     return (
         stroke(body, [body[0]], w=8),
         stroke(spout, w=7),
-        dot(112, 228, 16),
-        stroke(ellipse(150, 250, 80, 28, 10, 30, 160), w=6),
-        stroke(poly((200, 290), (232, 318), (248, 290)), w=7),
-        stroke(wave(40, 345, 180, 345, 7, 2, 12), w=6),
+        dot(96, 224, 16),
+        stroke(ellipse(130, 248, 80, 28, 10, 30, 160), w=6),
+        stroke(wave(96, 340, 316, 340, 7, 3, 22), w=6),
     )
 
 
@@ -483,65 +538,79 @@ def _butterfly() -> tuple[Stroke, ...]:
 
 
 def _turtle() -> tuple[Stroke, ...]:
-    shell = ellipse(206, 250, 130, 120, 22, 180, 360)
+    shell = ellipse(222, 250, 130, 120, 22, 180, 360)
     pattern = poly(
-        (160, 250), (172, 186), (240, 186), (252, 250), (160, 250), (172, 186),
-        (130, 170), (172, 186), (206, 132), (240, 186), (282, 170),
+        (176, 250), (188, 186), (256, 186), (268, 250), (176, 250), (188, 186),
+        (146, 170), (188, 186), (222, 132), (256, 186), (298, 170),
     )
     return (
         stroke(shell, [shell[0]], w=9),
-        stroke(poly((76, 250), (336, 250)), w=9),
+        stroke(poly((92, 250), (352, 250)), w=9),
         stroke(pattern, w=7),
-        stroke(poly((80, 236), (48, 232)), ellipse(44, 212, 30, 24, 14, 90, 330), poly((68, 206), (90, 212)), w=8),
-        dot(40, 206, 12),
-        stroke(poly((100, 252), (96, 292), (130, 292), (132, 252)), w=8),
-        stroke(poly((270, 252), (272, 292), (306, 292), (306, 252)), w=8),
-        stroke(poly((336, 244), (366, 262)), w=8),
+        stroke(poly((96, 236), (68, 234)), ellipse(62, 212, 30, 24, 14, 90, 330), poly((86, 206), (106, 212)), w=8),
+        dot(56, 206, 12),
+        stroke(poly((116, 252), (112, 292), (146, 292), (148, 252)), w=8),
+        stroke(poly((286, 252), (288, 292), (322, 292), (322, 252)), w=8),
+        stroke(poly((352, 244), (374, 258)), w=8),
     )
 
 
 def _snail() -> tuple[Stroke, ...]:
-    foot = poly((320, 312), (150, 312), (100, 300), (80, 260), (82, 220), (100, 214))
+    body = poly((346, 322), (150, 322), (104, 306), (84, 264), (88, 228), (110, 220), (124, 250), (140, 300))
     return (
-        stroke(spiral(228, 222, 4, 98, 2.5, 44, 0), poly((326, 222), (322, 300), (320, 312)), w=9),
-        stroke(foot, poly((112, 250), (134, 300)), w=9),
-        stroke(poly((96, 232), (72, 160)), w=6),
-        stroke(poly((112, 228), (118, 156)), w=6),
-        *_dots((72, 156), (118, 152), w=18),
-        stroke(arc(92, 262, 14, 20, 160, 7), w=5),
+        stroke(body, w=9),
+        stroke(spiral(236, 226, 4, 94, 2.25, 44, 0), w=9),
+        stroke(poly((98, 230), (74, 160)), w=6),
+        stroke(poly((114, 226), (122, 156)), w=6),
+        *_dots((74, 156), (122, 152), w=18),
+        dot(100, 252, 10),
+        stroke(arc(98, 274, 12, 30, 150, 6), w=5),
     )
 
 
 def _peacock() -> tuple[Stroke, ...]:
-    eyes = [(206 + 138 * math.cos(math.radians(a)), 250 + 138 * math.sin(math.radians(a))) for a in (203, 236, 270, 304, 337)]
+    angles = [190 + 20 * k for k in range(9)]
+
+    def at(angle: float, radius: float) -> P:
+        return (206 + radius * math.cos(math.radians(angle)), 250 + radius * math.sin(math.radians(angle)))
+
+    spokes: list[P] = []
+    for a in angles:
+        spokes += [at(a, 78), at(a, 150 if a != 270 else 112), at(a, 78)]
+    eyes = [at(angles[k], 146) for k in (0, 2, 4, 6, 8)]
     neck = poly((194, 262), (194, 196)) + arc(206, 180, 20, 150, 390, 12) + poly((218, 196), (220, 262))
     return (
-        stroke(ellipse(206, 250, 168, 168, 20, 188, 352), w=7),
-        stroke(zigzag(206, 250, 90, 160, 188, 352, 8), w=5),
-        *_dots(*eyes, w=30),
+        stroke(ellipse(206, 250, 172, 172, 22, 186, 354), w=7),
+        stroke(spokes, w=5),
+        *_dots(*eyes, w=34),
         stroke(ellipse(206, 306, 42, 56, 18), w=8),
         stroke(neck, w=8),
         dot(200, 176, 10),
         stroke(poly((188, 174), (170, 182), (188, 188)), w=6),
-        stroke(_fan((206, 160), (190, 126), (206, 120), (222, 126)), w=5),
+        stroke(_fan((206, 160), (190, 130), (206, 124), (222, 130)), w=5),
     )
 
 
 def _kangaroo() -> tuple[Stroke, ...]:
     outline = poly(
-        (100, 104), (112, 86), (136, 74), (148, 66), (154, 34), (170, 64), (182, 80),
-        (192, 110), (232, 156), (266, 214), (284, 268), (312, 296), (346, 318), (350, 332),
-        (316, 326), (276, 318), (262, 332), (250, 346), (160, 350), (156, 338), (216, 328),
-        (212, 300), (196, 282), (180, 246), (170, 190), (164, 140), (140, 116), (110, 114),
+        (92, 116), (104, 100), (130, 90), (150, 86), (158, 80), (166, 36), (180, 84), (186, 92),
+        (196, 118), (232, 160), (268, 210), (294, 262), (316, 296), (338, 318), (344, 330),
+        (312, 328), (284, 318), (270, 334), (262, 346), (142, 350), (136, 340), (200, 332),
+        (220, 324), (214, 300), (190, 278), (172, 242), (162, 198), (160, 160), (150, 136),
+        (126, 128), (100, 126),
         closed=True,
     )
     return (
         stroke(outline, w=8),
-        stroke(poly((176, 176), (146, 206), (132, 198)), w=7),
-        stroke(poly((184, 238), (194, 278), (232, 284), (240, 264)), w=6),
-        stroke(arc(208, 236, 20, 120, 420, 12), poly((214, 216), (220, 196)), w=6),
-        dot(140, 88, 14),
-        dot(104, 104, 8),
+        stroke(poly((174, 88), (188, 44), (196, 98)), w=7),
+        stroke(poly((166, 190), (138, 216), (126, 210)), w=7),
+        stroke(arc(252, 292, 46, 200, 320, 8), w=6),
+        stroke(poly((174, 244), (190, 270), (224, 280)), w=6),
+        stroke(arc(194, 244, 15, 150, 390, 10), w=6),
+        stroke(poly((200, 230), (204, 212), (210, 234)), w=5),
+        dot(132, 104, 14),
+        dot(96, 116, 10),
+        dot(192, 242, 8),
     )
 
 
@@ -561,46 +630,32 @@ def _hedgehog() -> tuple[Stroke, ...]:
 
 
 def _squirrel() -> tuple[Stroke, ...]:
-    tail = poly(
-        (250, 330), (310, 310), (350, 260), (362, 200), (350, 140), (316, 96), (270, 82),
-        (232, 96), (222, 128), (240, 150), (266, 140), (290, 150), (308, 190), (306, 240),
-        (284, 284), (250, 306),
-    )
+    center = smooth([(250, 328), (312, 300), (344, 236), (340, 160), (300, 108), (250, 98), (228, 124), (240, 152)], 2)
+    half = [14, 20, 28, 33, 37, 39, 40, 40, 40, 38, 34, 30, 24, 18, 10]
     return (
-        stroke(tail, w=8),
-        stroke(ellipse(196, 268, 58, 72, 22), w=8),
-        stroke(ellipse(160, 176, 48, 44, 22), w=8),
-        stroke(poly((168, 136), (182, 96), (196, 146)), w=7),
-        dot(150, 166, 14),
-        dot(114, 184, 10),
-        stroke(ellipse(138, 236, 20, 22, 12), w=7),
-        stroke(poly((178, 226), (150, 236)), w=7),
-        stroke(poly((180, 336), (220, 338)), w=9),
+        stroke(tube(center, half), w=7),
+        stroke(ellipse(200, 272, 56, 70, 22), w=8),
+        stroke(ellipse(162, 180, 48, 42, 22), w=8),
+        stroke(poly((170, 142), (184, 100), (198, 150)), w=7),
+        dot(150, 170, 14),
+        dot(116, 188, 10),
+        stroke(ellipse(140, 240, 18, 20, 12), poly((128, 224), (152, 224)), w=7),
+        stroke(poly((182, 228), (150, 240)), w=7),
+        stroke(poly((180, 340), (224, 342)), w=9),
     )
 
 
 def _snake() -> tuple[Stroke, ...]:
-    def center(s: float) -> P:
-        return (345 - 195 * s, 240 + 60 * math.sin(2 * math.pi * 1.25 * s + math.pi))
-
-    n = 14
-    left, right = [], []
-    for i in range(n):
-        s = i / (n - 1)
-        x, y = center(s)
-        x2, y2 = center(min(1.0, s + 0.01))
-        x1, y1 = center(max(0.0, s - 0.01))
-        dx, dy = x2 - x1, y2 - y1
-        length = math.hypot(dx, dy)
-        half = 3 + 19 * s
-        left.append((x - dy / length * half, y + dx / length * half))
-        right.append((x + dy / length * half, y - dx / length * half))
-    hx, hy = center(1.0)
+    n = 19
+    center = [(368 - 218 * f, 236 - 48 * math.sin(2 * math.pi * 1.0 * f + 0.5)) for f in (i / (n - 1) for i in range(n))]
+    half = [2 + 16 * (i / (n - 1)) ** 0.5 for i in range(n)]
+    body = tube(center, half)
+    hx, hy = center[-1]
     return (
-        stroke(left, ellipse(hx - 24, hy, 42, 30, 14, 60, 300)[::-1], right[::-1], [left[0]], w=7),
-        dot(hx - 34, hy - 10, 14),
-        stroke(poly((hx - 66, hy + 4), (hx - 92, hy + 4), (hx - 104, hy - 8), (hx - 92, hy + 4), (hx - 104, hy + 16)), w=5),
-        *_dots(center(0.35), center(0.55), center(0.75), w=12),
+        stroke(body[:n], ellipse(hx - 26, hy - 4, 42, 30, 9, 60, 300)[::-1], body[n:], w=7),
+        dot(hx - 36, hy - 14, 14),
+        stroke(poly((hx - 68, hy + 2), (hx - 92, hy + 2), (hx - 104, hy - 10), (hx - 92, hy + 2), (hx - 104, hy + 14)), w=5),
+        *_dots(center[5], center[9], center[13], w=12),
     )
 
 
@@ -615,7 +670,7 @@ def _duck() -> tuple[Stroke, ...]:
         stroke(poly((124, 160), (80, 160), (66, 172), (78, 188), (126, 184)), w=8),
         dot(166, 152, 16),
         stroke(ellipse(250, 258, 56, 30, 12, 180, 20), w=7),
-        stroke(wave(56, 330, 356, 330, 8, 4, 28), w=7),
+        stroke(wave(84, 332, 330, 332, 7, 3.5, 26), w=7),
     )
 
 
@@ -647,11 +702,11 @@ def _pig() -> tuple[Stroke, ...]:
 
 
 def _cow() -> tuple[Stroke, ...]:
-    horn = poly((140, 128), (112, 112), (96, 84), (100, 58))
+    horn = tube([(146, 124), (116, 112), (98, 90), (98, 62)], [11, 9, 6, 2])
     return (
-        stroke(ellipse(206, 192, 92, 102, 26), w=8),
-        stroke(ellipse(206, 282, 84, 52, 22), w=8),
-        *_both(horn, w=10),
+        stroke(ellipse(206, 192, 92, 102, 26, 118, 422), w=8),
+        stroke(ellipse(206, 282, 86, 52, 22), w=8),
+        *_both(horn, w=6),
         *_both(ellipse(92, 172, 34, 15, 12, rot=18), w=7),
         *_dots((176, 276), (236, 276), w=16),
         *_dots((168, 190), (244, 190), w=18),
@@ -661,28 +716,28 @@ def _cow() -> tuple[Stroke, ...]:
 
 def _sheep() -> tuple[Stroke, ...]:
     return (
-        stroke(scallop(236, 212, 108, 72, 11, 16), w=7),
-        stroke(poly((176, 282), (176, 342), (190, 342), (190, 290), (280, 290), (280, 338), (294, 338), (294, 278)), w=8),
-        stroke(ellipse(110, 212, 38, 54, 22, rot=25), w=8),
-        stroke(spiral(132, 170, 4, 26, 1.4, 14, 180)[::-1], w=8),
-        dot(100, 206, 14),
-        stroke(poly((142, 220), (170, 232), (146, 240)), w=7),
-        stroke(poly((82, 252), (92, 256)), w=6),
+        stroke(scallop(246, 210, 100, 70, 11, 18), w=7),
+        stroke(poly((190, 282), (190, 342), (204, 342), (204, 292), (286, 292), (286, 338), (300, 338), (300, 278)), w=8),
+        stroke(ellipse(104, 214, 34, 50, 22, rot=25), w=8),
+        stroke(scallop(118, 168, 30, 14, 4, 8, 3, 180, 360), w=6),
+        stroke(poly((132, 196), (160, 176), (150, 204)), w=7),
+        dot(100, 204, 14),
+        stroke(ellipse(82, 250, 9, 6, 6, 20, 160), w=5),
     )
 
 
 def _mouse() -> tuple[Stroke, ...]:
-    body = poly((62, 252)) + ellipse(200, 244, 120, 72, 24, 200, 160 + 360) + poly((62, 252))
+    body = poly((70, 252)) + ellipse(190, 244, 106, 70, 24, 200, 160 + 360) + poly((70, 252))
     return (
         stroke(body, w=8),
-        stroke(ellipse(166, 166, 42, 44, 20), w=8),
-        stroke(ellipse(166, 170, 22, 24, 10, 100, 340), w=5),
-        stroke(poly((318, 262), (350, 270), (366, 296), (352, 322), (320, 326), (306, 310), (318, 298)), w=6),
+        stroke(ellipse(160, 168, 42, 44, 20), w=8),
+        stroke(ellipse(160, 170, 22, 24, 12), w=5),
+        stroke(poly((294, 256), (330, 272), (350, 300), (342, 328), (312, 334), (296, 318), (310, 306)), w=6),
         dot(116, 226, 14),
-        dot(62, 252, 14),
-        stroke(_fan((82, 256), (60, 224), (46, 250), (56, 282)), w=4),
-        stroke(poly((150, 312), (168, 318)), w=8),
-        stroke(poly((250, 312), (268, 318)), w=8),
+        dot(70, 252, 14),
+        stroke(_fan((96, 252), (70, 218), (52, 246), (62, 282)), w=4),
+        stroke(poly((140, 312), (160, 318)), w=8),
+        stroke(poly((236, 312), (256, 318)), w=8),
     )
 
 
@@ -717,21 +772,21 @@ def _crab() -> tuple[Stroke, ...]:
 def _octopus() -> tuple[Stroke, ...]:
     tentacles = []
     for i in range(8):
-        x0 = 124 + i * (164 / 7)
-        spread = (i - 3.5) * 26
+        x0 = 128 + i * (156 / 7)
         side = -1 if i < 4 else 1
+        spread = (i - 3.5) * 11
         pts = []
-        for k in range(8):
-            f = k / 7
-            pts.append((x0 + spread * f + 12 * math.sin(math.pi * 2 * f + i), 228 + 120 * f))
+        for k in range(7):
+            f = k / 6
+            pts.append((x0 + spread * f + 9 * math.sin(2 * math.pi * f), 234 + 90 * f))
         tx, ty = pts[-1]
-        pts += [(tx + side * 14, ty + 6), (tx + side * 16, ty - 8)]
+        pts += [(tx + side * 10, ty + 10), (tx + side * 19, ty + 3), (tx + side * 16, ty - 7)]
         tentacles.append(stroke(pts, w=8))
     return (
-        stroke(ellipse(206, 168, 102, 100, 24, 150, 390), w=8),
+        stroke(ellipse(206, 170, 100, 98, 24, 150, 390), w=8),
         *tentacles,
-        *_dots((170, 168), (242, 168), w=20),
-        stroke(ellipse(206, 200, 22, 12, 8, 20, 160), w=6),
+        *_dots((170, 170), (242, 170), w=20),
+        stroke(ellipse(206, 202, 22, 12, 8, 20, 160), w=6),
     )
 
 
@@ -765,22 +820,23 @@ def _hippo() -> tuple[Stroke, ...]:
 
 def _rhino() -> tuple[Stroke, ...]:
     head = poly(
-        (190, 170), (166, 180), (154, 182), (150, 156), (138, 186), (118, 194), (104, 198),
-        (82, 124), (72, 214), (60, 234), (68, 252), (96, 264), (140, 270), (178, 262),
+        (192, 162), (164, 178), (156, 180), (150, 154), (140, 186), (128, 192),
+        (110, 164), (90, 126), (88, 156), (92, 194), (84, 212), (68, 226), (64, 248),
+        (80, 264), (130, 272), (176, 266),
     )
     return (
-        stroke(ellipse(250, 222, 116, 80, 28), w=8),
-        stroke(poly((170, 284), (170, 340), (204, 340), (204, 296), (290, 296), (290, 340), (324, 340), (324, 280)), w=8),
+        stroke(ellipse(252, 222, 114, 80, 28, -160, 165), w=8),
+        stroke(poly((172, 284), (172, 340), (206, 340), (206, 296), (290, 296), (290, 340), (324, 340), (324, 280)), w=8),
         stroke(head, w=8),
-        stroke(poly((182, 172), (186, 138), (204, 164)), w=7),
-        dot(136, 214, 14),
-        stroke(poly((364, 218), (378, 250)), w=6),
+        stroke(poly((186, 168), (194, 132), (208, 166)), w=7),
+        dot(140, 218, 14),
+        stroke(poly((364, 220), (378, 252)), w=6),
     )
 
 
 def _fox() -> tuple[Stroke, ...]:
     half = poly(
-        (206, 316), (150, 268), (84, 236), (100, 206), (100, 156), (110, 130), (96, 56),
+        (206, 316), (150, 268), (84, 236), (100, 206), (100, 156), (110, 130), (100, 60),
         (170, 108), (206, 104),
     )
     return (

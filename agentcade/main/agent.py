@@ -1,0 +1,407 @@
+"""The main agent: chats with the family and starts, feeds and ends games.
+
+Theory of operation. The main agent is an LLM with four tools — ``list_games``,
+``start_game(game_id)``, ``end_game``, ``send_message(text)`` — and answers ordinary chat
+itself. A game tool ends the user's turn: what the game says is the answer.
+
+* ``start_game`` opens a new context and sends ``start`` with the user's words;
+  ``send_message`` forwards the user's words **verbatim** (never the model's paraphrase);
+  ``end_game`` cancels any pending request and sends ``end``.
+* Each request's replies are read by a background task (in the agent's nursery) and put
+  on the output queue as they arrive. The first reply, once played, ends the user's turn;
+  later ones play as they come. A final ``ended`` clears the current game, and the host
+  resets the robot after the last sentence.
+* While the game still works on the previous input, ``send_message`` answers
+  "我还在准备呢" at once; chat and ``end_game`` still work.
+* Errors follow the design's table: a failed request is told to the user and the agent
+  carries on; a failed ``start``/``end`` clears the session, a failed ``message`` keeps it.
+
+History keeps game replies with role ``game_agent``; for the model they become assistant
+turns marked with the game's name.
+
+With no model configured the same loop runs on ``OfflineMainModel``: a deterministic
+router (names and aliases via the registry's tolerant matching, end words, game input).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from agentcade.game.client import GameClient, GameInfo
+from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
+from agentcade.main.output import OutputQueue
+from agentcade.main.registry import GameRegistry
+from agentcade.protocol import GameInput, GameReply
+from agentcade.trace import NULL_TRACE, Trace, request_scope
+
+__all__ = ["BUSY_TEXT", "MainAgent", "OfflineMainModel"]
+
+log = logging.getLogger(__name__)
+
+BUSY_TEXT = "我还在准备呢，稍等一下。"
+REMOTE_FAILED = "{name}那边出了点问题，没能回应。"
+NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名就行。"
+NOT_FOUND = "我还不会玩这个游戏。"
+CHAT_FALLBACK = "抱歉，我没听清，你能再说一遍吗？"
+MAX_STEPS = 4
+HISTORY_LIMIT = 40
+
+MAIN_PROMPT = """你是桌面机器人“小懒”，陪一家人聊天，也主持语音游戏。
+- 你说的话会直接念出来：口语，简短，一到两句；不用 Markdown、表情符号和列表。
+- 用户想玩游戏时调用 start_game，game_id 用下面列表里的 id。用户说的游戏名可能有语音识别的错别字，按读音认。
+- 正在玩游戏时，用户说的和游戏有关的话（回答、猜测、提问、要提示、放弃、再来一局）都调用 send_message 原样转给游戏，你自己不要回答也不要判断对错。
+- 用户说结束游戏、不玩了时调用 end_game。
+- 和游戏无关的闲聊你自己简短回答。用户问有什么游戏时，按列表介绍。
+- 角色为 assistant 且以【游戏名】开头的是游戏说的话。
+
+可以玩的游戏：
+{games}
+
+当前游戏：{current}"""
+
+_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "list_games",
+            "description": "列出可以玩的游戏：id、名字、别名和一句介绍。",
+            "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "start_game",
+            "description": "开始一个游戏（正在玩的游戏会先结束）。",
+            "parameters": {
+                "type": "object",
+                "properties": {"game_id": {"type": "string", "description": "游戏 id"}},
+                "required": ["game_id"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "end_game",
+            "description": "结束正在玩的游戏。",
+            "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "send_message",
+            "description": "把用户这句话原样转给正在玩的游戏。",
+            "parameters": {
+                "type": "object",
+                "properties": {"text": {"type": "string", "description": "用户的原话"}},
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+        },
+    },
+]
+
+
+@dataclass(eq=False)
+class _Current:
+    client: GameClient
+    context_id: str
+    inflight: dict[str, trio.CancelScope] = field(default_factory=dict)
+
+    @property
+    def info(self) -> GameInfo:
+        return self.client.info
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.inflight)
+
+
+class MainAgent:
+    """See the module docstring. Lives in a nursery that owns its reader tasks."""
+
+    def __init__(
+        self,
+        registry: GameRegistry,
+        output: OutputQueue,
+        model: ChatModel,
+        nursery: trio.Nursery,
+        *,
+        trace: Trace = NULL_TRACE,
+    ) -> None:
+        self.registry = registry
+        self.output = output
+        self.model = model
+        self.trace = trace
+        self._nursery = nursery
+        self.current: _Current | None = None
+        self.history: list[dict[str, str]] = []
+        self._idle = trio.Event()
+        self._idle.set()
+
+    # -- the user's turn ---------------------------------------------------------
+
+    async def on_user(self, text: str) -> None:
+        """Handle one utterance; returns when the user's turn is over."""
+        rid = uuid.uuid4().hex
+        with request_scope(rid):
+            self.trace.record("user_input", text=text)
+            self.history.append({"role": "user", "content": text})
+            messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompt()}]
+            messages += self._model_history()
+            for _ in range(MAX_STEPS):
+                try:
+                    answer = await self.model.complete(messages, _TOOLS)
+                except ModelError as exc:
+                    self.trace.record("model_error", error=str(exc))
+                    if self.current is not None:  # most likely an answer for the game
+                        await self._forward(text)
+                    else:
+                        await self._say(CHAT_FALLBACK)
+                    return
+                if not answer.tool_calls:
+                    await self._say(answer.text.strip() or CHAT_FALLBACK)
+                    return
+                call = answer.tool_calls[0]
+                self.trace.record("main_tool_call", tool=call.name, arguments=call.arguments)
+                result = await self._run_tool(call, text)
+                if result is None:  # a game tool: the game's reply answered the user
+                    return
+                messages.append(_assistant_call(call))
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)}
+                )
+            await self._say(CHAT_FALLBACK)
+
+    async def _run_tool(self, call: ToolCall, text: str) -> dict[str, Any] | None:
+        try:
+            args = json.loads(call.arguments or "{}")
+        except ValueError:
+            args = {}
+        if not isinstance(args, dict):
+            args = {}
+        if call.name == "list_games":
+            return {"games": [_describe(g) for g in self.registry.games]}
+        if call.name == "start_game":
+            wanted = str(args.get("game_id", ""))
+            client = self.registry.get(wanted) or self.registry.find(wanted) or self.registry.find(text)
+            if client is None:
+                return {"error": f"{NOT_FOUND}可以玩的游戏：{', '.join(g.id for g in self.registry.games)}"}
+            await self.start_game(client, text)
+            return None
+        if call.name == "end_game":
+            if self.current is None:
+                await self._say(NO_GAME)
+                return None
+            await self.end_game(text)
+            return None
+        if call.name == "send_message":
+            await self._forward(text)
+            return None
+        return {"error": f"Unknown tool: {call.name}"}
+
+    # -- the four game operations -----------------------------------------------------
+
+    async def start_game(self, client: GameClient, text: str) -> None:
+        """Open a new context and send ``start`` with the user's words."""
+        if self.current is not None:
+            await self.end_game("", reason="user", quiet=True)
+        self.current = _Current(client, uuid.uuid4().hex)
+        self.trace.record("game_start", game=client.info.id, context_id=self.current.context_id)
+        await self._request(self.current, GameInput(kind="start", text=text))
+
+    async def end_game(self, text: str, *, reason: str = "user", quiet: bool = False) -> None:
+        """Cancel what the game is working on and send ``end``."""
+        current = self.current
+        if current is None:
+            return
+        for scope in list(current.inflight.values()):
+            scope.cancel()
+        await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)  # type: ignore[arg-type]
+        if self.current is current:  # the game did not say ended: it is over all the same
+            self._clear(current)
+
+    async def _forward(self, text: str) -> None:
+        current = self.current
+        if current is None:
+            await self._say(NO_GAME)
+            return
+        if current.busy:
+            self.trace.record("busy", game=current.info.id)
+            await self._say(BUSY_TEXT)
+            return
+        await self._request(current, GameInput(kind="message", text=text))
+
+    async def wait_idle(self) -> None:
+        """Wait until no game request is pending and everything queued was played."""
+        await self._idle.wait()
+        await self.output.drain()
+
+    async def shutdown(self) -> None:
+        """End a running game with reason ``shutdown`` (``/quit``, Ctrl-C)."""
+        if self.current is not None:
+            await self.end_game("", reason="shutdown")
+        await self.wait_idle()
+
+    # -- requests -------------------------------------------------------------------
+
+    async def _request(self, current: _Current, game_input: GameInput, *, quiet: bool = False) -> None:
+        """Send one request; returns once its first reply was played (or it failed)."""
+        rid = uuid.uuid4().hex
+        first = trio.Event()
+        scope = trio.CancelScope()
+        current.inflight[rid] = scope
+        self._idle = trio.Event()
+        self.trace.record(
+            "a2a_request", game=current.info.id, context_id=current.context_id, kind=game_input.kind, text=game_input.text
+        )
+
+        async def reader() -> None:
+            try:
+                with request_scope(rid), scope:
+                    await self._read_replies(current, game_input, first, quiet)
+            finally:
+                current.inflight.pop(rid, None)
+                first.set()
+                if not any(c.busy for c in [current, self.current] if c is not None):
+                    self._idle.set()
+
+        self._nursery.start_soon(reader)
+        await first.wait()
+
+    async def _read_replies(
+        self, current: _Current, game_input: GameInput, first: trio.Event, quiet: bool
+    ) -> None:
+        try:
+            async with current.client.stream(current.context_id, game_input) as replies:
+                async for reply, is_final in replies:
+                    self.trace.record(
+                        "game_reply", game=current.info.id, text=reply.text, final=is_final,
+                        session=reply.session, directives=[d.describe() for d in reply.directives],
+                    )
+                    if not quiet:
+                        await self.output.put(reply, game=current.info, remote=_is_remote(current))
+                        if reply.text:
+                            self.history.append({"role": "game_agent", "content": reply.text, "game": current.info.name})
+                    if not first.is_set():
+                        await self.output.drain()
+                        first.set()
+                    if is_final and reply.session == "ended":
+                        self._clear(current)
+        except Exception as exc:  # noqa: BLE001 - the one boundary: any game failure is told, then we carry on
+            log.warning("game %s failed on %s: %s", current.info.id, game_input.kind, exc)
+            self.trace.record("game_error", game=current.info.id, kind=game_input.kind, error=str(exc))
+            if not quiet:
+                await self._say(REMOTE_FAILED.format(name=current.info.name))
+            if game_input.kind != "message":
+                self._clear(current)
+
+    def _clear(self, current: _Current) -> None:
+        if self.current is current:
+            self.current = None
+            self.trace.record("game_cleared", game=current.info.id)
+            self.output.reset_after_session(current.info)
+
+    # -- speech and prompt ----------------------------------------------------------
+
+    async def _say(self, text: str) -> None:
+        self.history.append({"role": "assistant", "content": text})
+        await self.output.put(GameReply(text=text), game=None, remote=False)
+        await self.output.drain()
+
+    def _prompt(self) -> str:
+        games = "\n".join(
+            f"- {g.id}：{g.name}（别名：{'、'.join(g.aliases) or '无'}）——{g.summary}" for g in self.registry.games
+        )
+        current = "没有" if self.current is None else f"{self.current.info.name}（{self.current.info.id}）"
+        if self.current is not None and self.current.busy:
+            current += "，它还在处理上一句话"
+        return MAIN_PROMPT.format(games=games or "（没有）", current=current)
+
+    def _model_history(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for item in self.history[-HISTORY_LIMIT:]:
+            if item["role"] == "game_agent":
+                out.append({"role": "assistant", "content": f"【{item.get('game', '游戏')}】{item['content']}"})
+            else:
+                out.append({"role": item["role"], "content": item["content"]})
+        return out
+
+
+def _is_remote(current: _Current) -> bool:
+    return current.info.location.startswith(("http://", "https://"))
+
+
+def _describe(info: GameInfo) -> dict[str, Any]:
+    return {"id": info.id, "name": info.name, "aliases": list(info.aliases), "summary": info.summary}
+
+
+def _assistant_call(call: ToolCall) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}],
+    }
+
+
+END_WORDS = ("结束游戏", "不玩了", "退出游戏", "停止游戏", "结束这一局", "别玩了", "不想玩了", "游戏结束")
+PLAY_WORDS = ("玩", "来一局", "开始", "换成", "换个", "想要")
+LIST_WORDS = ("有什么游戏", "有哪些游戏", "玩什么", "会玩什么", "什么游戏")
+
+
+class OfflineMainModel:
+    """A deterministic stand-in for the main agent's model (no network, no key).
+
+    It routes with the same tools a real model would use: end words end the game, a game
+    name with a play word (or with no game running) starts it, anything else during a
+    game goes to the game, and the rest is a short chat line.
+    """
+
+    name = "offline-main"
+
+    def __init__(self, registry: GameRegistry, agent_state: Mapping[str, Any] | None = None) -> None:
+        self.registry = registry
+        self._counter = 0
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        """Decide from the last user utterance and the system prompt's current game."""
+        await trio.lowlevel.checkpoint()
+        last = messages[-1]
+        if last["role"] == "tool":
+            games = json.loads(last["content"]).get("games", [])
+            names = "、".join(g["name"] for g in games)
+            return ModelReply(text=f"我会玩{names}。想玩哪个？", tool_calls=())
+        text = str(last.get("content") or "")
+        playing = "当前游戏：没有" not in str(messages[0].get("content", ""))
+        if playing and any(w in text for w in END_WORDS):
+            return self._call("end_game", {})
+        client = self.registry.find(text)
+        if client is not None and (not playing or any(w in text for w in PLAY_WORDS)):
+            return self._call("start_game", {"game_id": client.info.id})
+        if not playing and any(w in text for w in LIST_WORDS):
+            return self._call("list_games", {})
+        if playing:
+            return self._call("send_message", {"text": text})
+        return ModelReply(
+            text="我是小懒，可以陪你聊天，也可以一起玩游戏。想玩的话，说“玩猜谜语”就行。", tool_calls=()
+        )
+
+    def _call(self, name: str, args: dict[str, Any]) -> ModelReply:
+        self._counter += 1
+        return ModelReply(
+            text="", tool_calls=(ToolCall(id=f"offline-{self._counter}", name=name, arguments=json.dumps(args, ensure_ascii=False)),)
+        )
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+

@@ -1,0 +1,137 @@
+"""The game registry: every game the main agent can start, behind one ``GameClient`` each.
+
+Three sources, in this order (a later one replaces an earlier one with the same id):
+
+1. the built-in games under ``games/`` — each runs in this process through its own
+   ``GameHost`` (no sockets);
+2. installed remote games — the URLs listed in ``<user config dir>/games.json``
+   (``{"remote": ["https://..."]}``), reached over A2A;
+3. ``--game <dir|url>`` — a game in development.
+
+``find`` recognises a game by id, name or alias, also when speech recognition got a
+character or two wrong (pinyin-tolerant matching from ``agentcade.judge``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+from agentcade.game.client import GameClient, GameInfo
+from agentcade.game.loader import builtin_games_dir
+from agentcade.game.open import is_url, open_game
+from agentcade.judge import is_match, normalize
+from agentcade.settings import user_config_dir
+from agentcade.trace import NULL_TRACE, Trace
+
+__all__ = ["GameRegistry", "installed_remote_games", "open_registry"]
+
+log = logging.getLogger(__name__)
+
+
+def installed_remote_games(config_dir: Path | None = None) -> list[str]:
+    """URLs of the remote games the user installed (``games.json`` in the config dir)."""
+    path = (config_dir or user_config_dir()) / "games.json"
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("%s: unreadable (%s); no remote games loaded", path, exc)
+        return []
+    urls = data.get("remote", []) if isinstance(data, dict) else []
+    return [u for u in urls if isinstance(u, str) and is_url(u)]
+
+
+class GameRegistry:
+    """Games by id, in the order they should be offered."""
+
+    def __init__(self) -> None:
+        self._clients: dict[str, GameClient] = {}
+        self.problems: list[str] = []
+        """Games that could not be opened, one readable line each."""
+
+    def add(self, client: GameClient) -> None:
+        """Register (or replace) a game."""
+        self._clients[client.info.id] = client
+
+    @property
+    def games(self) -> list[GameInfo]:
+        """Every game's info."""
+        return [c.info for c in self._clients.values()]
+
+    def get(self, game_id: str) -> GameClient | None:
+        """The game with exactly this id."""
+        return self._clients.get(game_id)
+
+    def find(self, words: str) -> GameClient | None:
+        """The game the words name: an id, a name or an alias, tolerating ASR errors.
+
+        The words may be a whole utterance ("我想玩猜谜语"): a name found inside it
+        counts; otherwise the whole utterance must state a name or alias (pinyin match).
+        """
+        if not words.strip():
+            return None
+        if (exact := self._clients.get(words.strip())) is not None:
+            return exact
+        said = normalize(words)
+        best: tuple[int, GameClient] | None = None
+        for client in self._clients.values():
+            for name in (client.info.name, *client.info.aliases):
+                key = normalize(name)
+                if key and key in said and (best is None or len(key) > best[0]):
+                    best = (len(key), client)
+        if best is not None:
+            return best[1]
+        for client in self._clients.values():
+            if is_match(words, client.info.name, client.info.aliases):
+                return client
+        for client in self._clients.values():
+            if _contains_heard(said, client.info):
+                return client
+        return None
+
+
+def _contains_heard(said: str, info: GameInfo) -> bool:
+    """A name misheard inside a longer request ("我想完猜迷语"): try every window."""
+    for name in (info.name, *info.aliases):
+        n = len(normalize(name))
+        if n < 2:
+            continue
+        for i in range(max(0, len(said) - n) + 1):
+            if is_match(said[i : i + n], name):
+                return True
+    return False
+
+
+@asynccontextmanager
+async def open_registry(
+    *,
+    extra: Sequence[str] = (),
+    remote: Sequence[str] | None = None,
+    builtin_dir: Path | None = None,
+    trace: Trace = NULL_TRACE,
+) -> AsyncIterator[GameRegistry]:
+    """Open every built-in game, the installed remote games and ``extra`` (``--game``).
+
+    A game that fails to open is left out and named in ``registry.problems`` so one
+    broken game never keeps the robot from playing the others.
+    """
+    registry = GameRegistry()
+    root = builtin_dir or builtin_games_dir()
+    targets = [str(p) for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()]
+    targets += list(installed_remote_games() if remote is None else remote)
+    targets += list(extra)
+    async with AsyncExitStack() as stack:
+        for target in targets:
+            try:
+                client = await stack.enter_async_context(open_game(target, trace=trace))
+            except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
+                registry.problems.append(f"{target}: {exc}")
+                log.warning("game %s not available: %s", target, exc)
+                continue
+            registry.add(client)
+        yield registry

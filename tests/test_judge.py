@@ -1,0 +1,198 @@
+"""Tolerant answer judging (agentcade.judge).
+
+The big table lives in tests/data/judge_cases.tsv: one row per (answer, utterance) with
+the expected verdict and the rule it exercises. Every rule has accepted and rejected rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcade import judge
+from agentcade.judge import fuzzy_syllable, is_match, normalize, parse_number
+
+_TABLE = Path(__file__).parent / "data" / "judge_cases.tsv"
+_SPECIAL = {"<empty>": "", "<spaces>": "   "}
+
+
+def _load_cases() -> list[pytest.ParameterSet]:
+    cases = []
+    for lineno, line in enumerate(_TABLE.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = [*line.split("\t"), "", "", "", "", ""][:6]
+        verdict, rule, answer, aliases, utterance, _note = fields
+        assert verdict in ("accept", "reject"), f"line {lineno}: bad verdict {verdict!r}"
+        utterance = _SPECIAL.get(utterance, utterance)
+        alias_list = tuple(a for a in aliases.split("|") if a)
+        cases.append(
+            pytest.param(
+                utterance,
+                answer,
+                alias_list,
+                verdict == "accept",
+                id=f"L{lineno:03d}-{rule}-{verdict}",
+            )
+        )
+    return cases
+
+
+CASES = _load_cases()
+
+
+@pytest.mark.parametrize(("utterance", "answer", "aliases", "expected"), CASES)
+def test_is_match_table(utterance: str, answer: str, aliases: tuple[str, ...], expected: bool):
+    assert is_match(utterance, answer, aliases) is expected
+
+
+def test_table_is_large_and_balanced():
+    verdicts = [case.values[3] for case in CASES]
+    assert len(CASES) >= 300
+    assert sum(verdicts) >= 100
+    assert len(verdicts) - sum(verdicts) >= 100
+
+
+def test_every_rule_has_both_verdicts():
+    by_rule: dict[str, set[bool]] = {}
+    for case in CASES:
+        rule = case.id.split("-", 1)[1].rsplit("-", 1)[0]
+        by_rule.setdefault(rule.split("-")[0], set()).add(case.values[3])
+    # padding/exact/repeat rows are accepted by design; their rejects are the negation,
+    # hedge, embedded and garbage rows around the same answers.
+    one_sided = {"exact", "padding", "repeat", "negation", "hedge", "garbage", "tone"}
+    for rule, verdicts in by_rule.items():
+        if rule not in one_sided:
+            assert verdicts == {True, False}, rule
+
+
+NUMBERS = [
+    ("15", 15),
+    ("十五", 15),
+    ("二十", 20),
+    ("两", 2),
+    ("零", 0),
+    ("〇", 0),
+    ("一百零三", 103),
+    ("第三个", 3),
+    ("我猜 7 吧", 7),
+    ("１５", 15),
+    ("十", 10),
+    ("一十", 10),
+    ("十一", 11),
+    ("二十一", 21),
+    ("九十九", 99),
+    ("一百", 100),
+    ("百", 100),
+    ("一百一十", 110),
+    ("一百一", 110),
+    ("两百", 200),
+    ("两百五十", 250),
+    ("一千", 1000),
+    ("一千零一", 1001),
+    ("一千二", 1200),
+    ("三千零五十", 3050),
+    ("一万", 10000),
+    ("三万五", 35000),
+    ("一万零一", 10001),
+    ("十万", 100000),
+    ("一亿", 100000000),
+    ("3万", 30000),
+    ("007", 7),
+    ("我猜是五十吧", 50),
+    ("答案是四十二", 42),
+    ("是不是八", 8),
+    ("第一个", 1),
+    ("七，七", 7),
+    ("7还是七", 7),
+    ("我猜一下，是六", 6),
+    ("一定是九", 9),
+    ("幺", 1),
+    ("兩個", 2),
+    ("五只", 5),
+    ("100", 100),
+    ("  12  ", 12),
+    ("", None),
+    ("   ", None),
+    ("老虎", None),
+    ("不知道", None),
+    ("一下", None),
+    ("万一", None),
+    ("3还是4", None),
+    ("三四个", None),
+    ("七八", None),
+    ("一零", None),
+    ("十百", None),
+    ("3.5", None),
+    ("三和五", None),
+    ("千万别说", None),
+    ("一样", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), NUMBERS, ids=[f"n{i:02d}" for i in range(len(NUMBERS))]
+)
+def test_parse_number(text: str, expected: int | None):
+    assert parse_number(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("長頸鹿", "长颈鹿"),
+        ("貓頭鷹！", "猫头鹰"),
+        ("ＣＡＴ", "cat"),
+        ("１５", "15"),
+        ("我猜是 老虎 吧。", "我猜是老虎吧"),
+        ("Ice Cream?!", "icecream"),
+        ("", ""),
+        ("，。！？", ""),
+    ],
+)
+def test_normalize(text: str, expected: str):
+    assert normalize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("zhi", "zi", True),
+        ("chi", "ci", True),
+        ("shi", "si", True),
+        ("nan", "lan", True),
+        ("ren", "len", True),
+        ("fu", "hu", True),
+        ("jing", "jin", True),
+        ("feng", "fen", True),
+        ("xiang", "xian", True),
+        ("huang", "huan", True),
+        ("jing3", "jin4", True),
+        ("hu", "shu", False),
+        ("bao", "tun", False),
+        ("long", "lu", False),
+    ],
+)
+def test_fuzzy_syllable(a: str, b: str, same: bool):
+    assert (fuzzy_syllable(a) == fuzzy_syllable(b)) is same
+
+
+def test_negations_and_list_words_are_never_padding():
+    for word in judge._NEGATIONS:
+        assert tuple(word) not in judge._PADDING
+
+
+def test_traditional_table_pairs_share_a_reading():
+    from pypinyin import Style, pinyin
+
+    for trad, simp in judge._T2S.items():
+        t = set(pinyin(trad, style=Style.NORMAL, heteronym=True)[0])
+        s = set(pinyin(simp, style=Style.NORMAL, heteronym=True)[0])
+        assert t & s, (trad, simp)
+
+
+def test_aliases_any_form_counts():
+    assert is_match("小猫", "猫", ["猫咪", "小猫"])
+    assert not is_match("小猫", "猫")
+    assert is_match("猫", "猫", ["猫咪"])

@@ -27,8 +27,9 @@ Theory of operation
    Each agreement that needed a fold, and each differing tone (the neutral tone never
    differs), is one *imperfection*; a word may carry 1 imperfection up to two syllables
    and n-1 from three (``长劲鹿``: fold + tone = 2 of 2; ``食指`` for ``狮子``: 2 of 1,
-   rejected; ``松树`` for ``松鼠``: 1 of 1). A one-syllable answer is a weaker signal, so there the tone must agree as well
-   (``蛇`` she2 ≈ ``舌`` she2, but ``狗`` gou3 ≠ ``够`` gou4). Particle and function
+   rejected; ``松树`` for ``松鼠``: 1 of 1). A one-syllable answer is a weaker signal,
+   so there the tone must agree as well (``蛇`` she2 ≈ ``舌`` she2, but ``狗`` gou3 ≠
+   ``够`` gou4). Particle and function
    characters (``吗 吧 是 不 还`` …) only ever match themselves, so ``是吗`` is never a
    homophone of ``马``; numeral characters match by value only (``两`` = ``二``, but
    ``四只小猪`` is not ``三只小猪``).
@@ -49,7 +50,8 @@ Theory of operation
    left to right, into answer spans (at least one; repetition ``老虎老虎`` is fine) and
    padding phrases from a small closed list: hedges and frames (``我猜是``, ``应该是``,
    ``答案是``, ``是不是``, ``对不对``, ``会不会是``), fillers (``嗯``, ``呃``) and sentence
-   particles (``吧 呀 啊 呢 嘛``). Anything else left over rejects, which is what rejects:
+   particles (``吧 呀 啊 呢 嘛``). Anything else left over means reject; this is what
+   rejects:
 
    * negations: ``不``, ``没``, ``别``, ``不对`` are never padding (``不是老虎``,
      ``老虎不对``, ``没有老虎``), while the question frames ``是不是`` / ``对不对`` are;
@@ -508,7 +510,8 @@ _NUMERALS = {**_ZH_DIGITS, **_ZH_UNITS, "万": 10**4, "亿": 10**8}
 _PADDING_ZH = """
 嗯 呃 额 啊 呀 吖 呢 嘛 吗 么 吧 哦 噢 喔 哎 诶 唉 哇 啦 咯 嘞 哈 呐 了 的 是 对 就 我 那 这 它
 嗯嗯 嗯哼 对的 对了 好的 好吧 是的 就是 那就是 我猜 猜 猜是 我猜是 我就猜 我猜一下 猜一下 我来猜
-我觉得 觉得 我想 我认为 认为 我选 选 我说 我知道 知道 知道了 我知道了 我想想 想想 让我想想 等一下
+我觉得 觉得 我想 我认为 认为 我选 选 我选择 我说 我说是 我要猜 要猜 我再猜 再猜 我还是猜
+我知道 知道 知道了 我知道了 我想想 想想 让我想想 等一下
 应该 应该是 可能 可能是 也许 也许是 大概 大概是 估计 估计是 肯定 肯定是 一定是 好像 好像是
 答案 答案是 答案就是 我的答案 我的答案是 谜底 谜底是 它是 这是 那是 这个 那个 这个是 那个是
 是不是 对不对 会不会 会不会是 是吗 对吗 对吧 是吧 有点像 像是

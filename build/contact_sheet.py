@@ -104,7 +104,9 @@ def _label(index: int, answer: str, cjk: bool) -> str:
     return f"{index}. {' '.join(lazy_pinyin(answer))}"
 
 
-def contact_sheet(items: Sequence[tuple[str, Sequence[Stroke]]], columns: int = COLUMNS) -> Image.Image:
+def contact_sheet(
+    items: Sequence[tuple[str, Sequence[Stroke]]], columns: int = COLUMNS
+) -> Image.Image:
     """One grid image of ``(label, strokes)`` items."""
     rows = max(1, -(-len(items) // columns))
     sheet = Image.new("RGB", (columns * CELL, rows * (CELL + LABEL_H)), "white")

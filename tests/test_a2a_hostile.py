@@ -118,30 +118,26 @@ async def test_idle_keep_alive_connection_is_closed_quietly(autojump_clock: trio
     async with trio.open_nursery() as nursery:
         client = _serve_memory(server, nursery)
         await client.send_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
-        first = await client.receive_some()
-        assert first.startswith(b"HTTP/1.1 200 ")
         t0 = trio.current_time()
-        assert await client.receive_some() == b""
+        received = b""
+        while data := await client.receive_some():
+            received += data
+        assert received.startswith(b"HTTP/1.1 200 ")
         assert trio.current_time() - t0 == 20
 
 
-async def test_client_that_stops_reading_is_dropped_and_its_turn_cancelled(
-    autojump_clock: trio.testing.MockClock,
-) -> None:
-    handler = EchoHandler()
-    server = A2AServer(handler, echo_card(1), limits=ServerLimits(write_timeout=5))
+async def test_client_that_stops_reading_is_dropped(autojump_clock: trio.testing.MockClock) -> None:
+    server = A2AServer(EchoHandler(), echo_card(1), limits=ServerLimits(write_timeout=5))
     client, server_stream = trio.testing.lockstep_stream_pair()  # writes block until read
     body = rpc_body("SendStreamingMessage", send_params(game_input()))
     head = f"POST / HTTP/1.1\r\nhost: x\r\na2a-version: 1.0\r\ncontent-length: {len(body)}\r\n\r\n"
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(server.handle_connection, server_stream)
-        await client.send_all(head.encode() + body)
+        nursery.start_soon(client.send_all, head.encode() + body)
+        await trio.testing.wait_all_tasks_blocked()
         t0 = trio.current_time()
-        with trio.fail_after(60):
-            while server.tasks.running or not handler.inputs:
-                await trio.sleep(0.1)
-        assert trio.current_time() - t0 < 6
-        nursery.cancel_scope.cancel()
+        await server.handle_connection(server_stream)  # returns: the client was dropped
+        assert trio.current_time() - t0 == 5
+    assert server.tasks.running == 0
 
 
 async def test_half_closed_mid_head_is_dropped_without_answer(nursery: trio.Nursery) -> None:

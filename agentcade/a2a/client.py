@@ -189,6 +189,8 @@ class ReplyStream:
         self._ended = False
         self._final = False
         self._deadline = trio.current_time() + reply_timeout
+        self.results: list[object] = []
+        """Every JSON-RPC result received, raw (``check`` inspects the DataParts)."""
         if first:
             self._feed(first)
 
@@ -212,7 +214,9 @@ class ReplyStream:
         if event.event == "error":
             _rpc_payload(event.data)  # raises for a JSON-RPC error
             raise GameRemoteError("rpc", f"error event: {event.data[:200]}")
-        self._pending.extend(_result_replies(_rpc_payload(event.data)))
+        result = _rpc_payload(event.data)
+        self.results.append(result)
+        self._pending.extend(_result_replies(result))
 
     async def __anext__(self) -> tuple[GameReply, bool]:
         while True:
@@ -226,7 +230,9 @@ class ReplyStream:
             if self._ended:
                 if not self._sse:
                     self._sse = True  # parsed once, below
-                    self._pending.extend(_result_replies(_rpc_payload(self._body.decode())))
+                    result = _rpc_payload(self._body.decode())
+                    self.results.append(result)
+                    self._pending.extend(_result_replies(result))
                     continue
                 raise GameRemoteError("protocol", "the game ended the stream before its final reply")
             with trio.move_on_at(self._deadline) as waited, _translate("reading the reply"):

@@ -119,6 +119,11 @@ def _etag_hits(header: str, etag: str) -> bool:
     )
 
 
+def _head_size(request: h11.Request) -> int:
+    size = len(request.method) + len(request.target) + 12
+    return size + sum(len(k) + len(v) + 4 for k, v in request.headers)
+
+
 def _header(request: h11.Request, name: bytes) -> str | None:
     for key, value in request.headers:
         if key == name:
@@ -239,9 +244,9 @@ class A2AServer:
         conn = H11Stream(stream, h11.SERVER, max_incomplete_event_size=self.limits.max_header)
         try:
             await self._serve(conn)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, _PeerGone):
+        except* (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, _PeerGone):
             pass  # the client went away or stopped reading
-        except Exception:  # the connection boundary: log, drop this connection only
+        except* Exception:  # the connection boundary: log, drop this connection only
             log.exception("A2A connection failed")
         finally:
             await conn.aclose()
@@ -261,6 +266,11 @@ class A2AServer:
                     if isinstance(request, h11.ConnectionClosed):
                         return
                     assert isinstance(request, h11.Request)
+                    if _head_size(request) > limits.max_header:
+                        # h11 only limits an *incomplete* head; one that arrives whole in a
+                        # single read can be bigger.
+                        await self._send_error_status(conn, 431, "request header too large")
+                        return
                     body = await self._read_body(conn, request)
             except trio.TooSlowError:
                 await self._send_error_status(conn, 408, "request timeout")
@@ -507,7 +517,7 @@ class A2AServer:
             nursery.start_soon(self._watch_peer, conn, run, watch)
             async with receive:
                 async for _event in receive:
-                    pass
+                    pass  # the final Task is read from the record below
             watch.cancel()
         params = call.params
         assert isinstance(params, SendMessageRequest)
@@ -538,29 +548,34 @@ class A2AServer:
             }
         }
         send, receive = trio.open_memory_channel[dict[str, Any]](0)
+        gone = False
         try:
+            await self._write(conn, h11.Response(status_code=200, headers=headers))
+            await self._write(conn, h11.Data(data=_frame(first, request_id)))
             async with trio.open_nursery() as nursery:
                 watch = trio.CancelScope()
-                try:
-                    await self._write(conn, h11.Response(status_code=200, headers=headers))
-                    await self._write(conn, h11.Data(data=_frame(first, request_id)))
-                except BaseException:
-                    record.cancel()
-                    raise
                 nursery.start_soon(run.execute, send)
                 nursery.start_soon(self._watch_peer, conn, run, watch)
                 async with receive:
                     try:
                         await self._pump(conn, receive, request_id)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+                        # The client is gone or stopped reading. Raised below, outside the
+                        # nursery, so callers see _PeerGone and not an ExceptionGroup.
+                        gone = True
+                        record.cancel()
                     except BaseException:
                         record.cancel()
                         raise
                 watch.cancel()
         finally:
-            if not record.done.is_set():  # execute never started
+            if not record.done.is_set():  # failed before execute ran
+                send.close()
                 record.cancel()
                 record.set_status(wire.CANCELED, None)
                 self.tasks.finish(record)
+        if gone:
+            raise _PeerGone
 
     async def _pump(
         self, conn: H11Stream, receive: trio.MemoryReceiveChannel[dict[str, Any]], rid: RpcId

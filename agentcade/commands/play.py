@@ -1,0 +1,139 @@
+"""``agentcade play``: the whole pipeline in text — main agent, every game, the output queue.
+
+Typed lines stand in for speech recognition; the robot is the console (default), the
+simulated robot (``--robot sim``) or a real robot's Daemon URL. Like the robot, the next
+line is read only after the first reply to the previous one has been played, so a line
+typed while a game still works gets "我还在准备呢". ``/wait`` waits for pending replies,
+``/quit`` ends a running game (``end`` with reason ``shutdown``) and leaves. Lines can come
+from a file: ``agentcade play < scenario.txt`` (at the end of input, pending replies are
+played before the game is ended).
+
+The main agent's model is configured like the games' (``LLM_*`` in the environment or
+``<user config dir>/.env``); with none, the offline router plays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import trio
+
+from agentcade.commands.chat import ConsoleTrace, LineReader
+from agentcade.device.robots import Robot, open_robot
+from agentcade.llm import ChatModel, make_model, offline_notice
+from agentcade.main.agent import MainAgent, OfflineMainModel
+from agentcade.main.output import OutputQueue
+from agentcade.main.registry import GameRegistry, open_registry
+from agentcade.settings import AgentSettings, SettingsError, load_game_settings
+from agentcade.trace import JsonLinesSink, Trace
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``agentcade play``."""
+    p.add_argument(
+        "--game",
+        action="append",
+        default=[],
+        metavar="DIR|URL",
+        help="also offer this game (replaces one with the same id); may repeat",
+    )
+    p.add_argument(
+        "--robot",
+        default="console",
+        help="console (default), sim (simulated robot), or the robot Daemon's ws:// URL",
+    )
+    p.add_argument("--trace", action="store_true", help="print the trace as it happens")
+    p.add_argument("--trace-file", metavar="PATH", help="write the trace as JSON lines to PATH")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play until /quit or end of input."""
+    trace = Trace()
+    if args.trace:
+        trace.add_sink(ConsoleTrace())
+        trace.add_sink(_main_trace_printer)
+    jsonl = JsonLinesSink(args.trace_file) if args.trace_file else None
+    if jsonl is not None:
+        trace.add_sink(jsonl)
+    try:
+        trio.run(_play, args, trace)
+    except SettingsError as exc:
+        print(f"agentcade play: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if jsonl is not None:
+            jsonl.close()
+    return 0
+
+
+def main_model(registry: GameRegistry, trace: Trace) -> tuple[ChatModel, bool]:
+    """The main agent's model from ``LLM_*`` settings; the offline router when none."""
+    settings = load_game_settings(AgentSettings, None)
+    if settings.llm.offline:
+        return OfflineMainModel(registry), True
+    if settings.llm.api_key is not None:
+        trace.add_secret(settings.llm.api_key.get_secret_value())
+    return make_model(settings.llm), False
+
+
+@asynccontextmanager
+async def open_pipeline(
+    robot: Robot, *, games: list[str], trace: Trace
+) -> AsyncIterator[tuple[MainAgent, GameRegistry]]:
+    """Registry, output queue and main agent, all living in one nursery."""
+    async with open_registry(extra=games, trace=trace) as registry:
+        model, offline = main_model(registry, trace)
+        if offline:
+            print(offline_notice(), file=sys.stderr)
+        for problem in registry.problems:
+            print(f"游戏没能加载：{problem}", file=sys.stderr)
+        async with trio.open_nursery() as nursery:
+            output = OutputQueue(robot, trace=trace)
+            await nursery.start(output.run)
+            agent = MainAgent(registry, output, model, nursery, trace=trace)
+            try:
+                yield agent, registry
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(15):
+                    await agent.shutdown()
+                    close = getattr(model, "aclose", None)
+                    if close is not None:
+                        await close()
+                nursery.cancel_scope.cancel()
+
+
+async def _play(args: argparse.Namespace, trace: Trace) -> None:
+    async with open_robot(args.robot, trace=trace) as robot, open_pipeline(
+        robot, games=args.game, trace=trace
+    ) as (agent, registry):
+        names = "、".join(g.name for g in registry.games) or "（没有）"
+        print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/quit 退出。", flush=True)
+        lines = LineReader()
+        while True:
+            line = await lines.read()
+            if line is None:  # end of input: let pending replies play, then end the game
+                await agent.wait_idle()
+                return
+            line = line.strip()
+            if not line:
+                continue
+            if line == "/quit":
+                return
+            if line == "/wait":
+                await agent.wait_idle()
+                continue
+            await agent.on_user(line)
+
+
+def _main_trace_printer(rec: dict[str, object]) -> None:
+    kind = rec["type"]
+    if kind == "main_tool_call":
+        print(f"[trace] 主 Agent 调用 {rec['tool']}({rec.get('arguments')})", file=sys.stderr, flush=True)
+    elif kind in ("a2a_request", "directive_skipped", "game_error", "busy"):
+        shown = {k: v for k, v in rec.items() if k not in ("type", "ts")}
+        print(f"[trace] {kind} {shown}", file=sys.stderr, flush=True)

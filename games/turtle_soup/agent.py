@@ -1,0 +1,227 @@
+"""海龟汤：小懒讲汤面，用户问是非题猜汤底。
+
+The host model only presents: every judgement comes from ``referee`` — a separate model
+call that sees the puzzle and the user's raw words, or the rough offline stand-in when no
+model is configured. The 汤底 and key points never enter ``state()`` or a tool result
+before they are revealed (solved, given up, or the game ends).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from agentcade import effects
+from agentcade.llm import ChatModel, ModelError, make_model
+from agentcade.skill import Skill
+from agentcade.skill_agent import SkillAgent
+from agentcade.tools import tool
+
+from .config import Settings
+from .library import PlayedStore, Puzzle, load_puzzles, pick
+from .referee import Kind, Verdict, judge_messages, offline_verdict, parse_verdict
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+PUZZLES = load_puzzles()
+
+ANSWERS = {"yes": "是。", "no": "不是。", "irrelevant": "这个不重要。", "close": "很接近了！"}
+ASK_AGAIN = "我没太听明白，你能换个说法，用是或不是能回答的方式再问一次吗？"
+JUDGE_TEMPERATURE = 0.0  # the same question must get the same answer
+
+
+def spoken(n: int) -> str:
+    """Chinese numerals for counts: 0..99 as said (两个, 十二), larger ones as digits."""
+    if not 0 <= n < 100:
+        return str(n)
+    digits = "零一二三四五六七八九"
+    if n == 2:
+        return "两"
+    if n < 10:
+        return digits[n]
+    tens, ones = divmod(n, 10)
+    return ("" if tens == 1 else digits[tens]) + "十" + (digits[ones] if ones else "")
+
+
+class GameAgent(SkillAgent):
+    skill = Skill.load(HERE / "SKILL.md")
+    config = Settings
+
+    SOOTHE_AFTER = 3.0
+    """Seconds of judging after which the robot says “让我想一想” first."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.store = PlayedStore.default()
+        self.rng = random.Random()
+        self.judge_model: ChatModel | None = None
+        """The referee's own model (never the host model); made on first use, closed in close()."""
+        self.puzzle: Puzzle | None = None
+        self.session_ids: list[str] = []
+        self.revealed = False
+        self.questions = self.hints_used = 0  # this puzzle
+        self.total_questions = self.solved = 0  # this game
+
+    # -- state and hooks ----------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        # Only what the user already knows: the surface, never the bottom or key points.
+        return {
+            "汤面": self.puzzle.surface if self.puzzle else None,
+            "第几道题": len(self.session_ids),
+            "这道题问了几个问题": self.questions,
+            "这道题用了几次提示": self.hints_used,
+            "汤底已揭晓": self.revealed,
+            "这一局解开了几道": self.solved,
+        }
+
+    async def on_start(self, turn) -> dict[str, Any]:
+        return self._next(turn)
+
+    async def on_end(self, turn) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "questions": self.total_questions,
+            "puzzles": len(self.session_ids),
+            "solved": self.solved,
+            "message": self._summary(),
+        }
+        if self.puzzle is not None and not self.revealed:
+            self.revealed = True
+            bottom = self.puzzle.bottom
+            turn.must_say(bottom, fallback=f"这道汤的汤底是：{bottom}")
+            result["bottom"] = bottom
+        return result
+
+    async def close(self) -> None:
+        model, self.judge_model = self.judge_model, None
+        aclose = getattr(model, "aclose", None)
+        try:
+            if aclose is not None:
+                await aclose()
+        finally:
+            await super().close()
+
+    # -- tools --------------------------------------------------------------------
+
+    @tool("用户问了一个能用是或不是回答的问题时调用，判定答案是、不是、不重要还是很接近了（直接读取用户原话）。")
+    async def ask_question(self, turn) -> dict[str, Any]:
+        return await self._judge_turn(turn, "question")
+
+    @tool("用户说出他猜的完整真相或推理时调用，判定猜没猜中（直接读取用户原话）。")
+    async def propose_solution(self, turn) -> dict[str, Any]:
+        return await self._judge_turn(turn, "solution")
+
+    @tool("用户要提示时调用，返回一条新提示；提示不会说出汤底。")
+    def get_hint(self) -> dict[str, Any]:
+        if self.puzzle is None or self.revealed:
+            return {"outcome": "revealed", "message": "这道汤已经揭晓啦，要不要再来一个？"}
+        if self.hints_used >= len(self.puzzle.hints):
+            return {
+                "outcome": "no_more_hints",
+                "message": "提示都用完啦。换个方向问问看，或者说放弃，我来公布汤底。",
+            }
+        hint = self.puzzle.hints[self.hints_used]
+        self.hints_used += 1
+        return {"outcome": "hint", "hint": hint, "hints_left": len(self.puzzle.hints) - self.hints_used}
+
+    @tool("用户猜不出来、要放弃或者要听答案时调用，公布汤底。")
+    def give_up(self, turn) -> dict[str, Any]:
+        if self.puzzle is None:
+            return {"outcome": "no_puzzle"}
+        bottom = self.puzzle.bottom
+        if self.revealed:
+            return {"outcome": "already_revealed", "bottom": bottom}
+        self.revealed = True
+        turn.must_say(bottom, fallback=f"汤底是：{bottom}")
+        return {"outcome": "revealed", "bottom": bottom}
+
+    @tool("用户说再来一个、换一个、下一个时调用，出一道新的海龟汤。")
+    def next_puzzle(self, turn) -> dict[str, Any]:
+        return self._next(turn)
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _next(self, turn) -> dict[str, Any]:
+        puzzle = pick(PUZZLES, self.store, self.session_ids, self.rng)
+        if puzzle is None:
+            return {"outcome": "no_more", "message": "题库里的海龟汤都喝完啦，下次再来吧。"}
+        self.puzzle, self.revealed = puzzle, False
+        self.questions = self.hints_used = 0
+        self.session_ids.append(puzzle.id)
+        turn.must_say(puzzle.surface, fallback=f"汤面是：{puzzle.surface}")
+        return {"outcome": "new_puzzle", "number": len(self.session_ids), "title": puzzle.title,
+                "surface": puzzle.surface}  # fmt: skip
+
+    def _summary(self) -> str:
+        if not self.session_ids:
+            return "下次再来喝海龟汤吧。"
+        return (
+            f"这一局你一共问了{spoken(self.total_questions)}个问题，"
+            f"喝了{spoken(len(self.session_ids))}道汤，"
+            + (f"解开了{spoken(self.solved)}道。" if self.solved else "这次没有解开，下次加油。")
+        )
+
+    async def _judge_turn(self, turn, kind: Kind) -> dict[str, Any]:
+        if turn.judged:
+            return {"outcome": "already_judged", "message": "这句话已经判过了，按刚才的结果说。"}
+        turn.judged = True
+        puzzle = self.puzzle
+        if puzzle is None or self.revealed:
+            return {"outcome": "revealed", "message": "这道汤已经揭晓啦，要不要再来一个？"}
+        text = turn.text.strip()
+        verdict = await self._verdict(turn, puzzle, kind, text) if text else None
+        if verdict is None or verdict.verdict == "unclear":
+            return {"outcome": "unclear", "message": ASK_AGAIN}
+        self.questions += 1
+        self.total_questions += 1
+        if verdict.solved:
+            self.revealed, self.solved = True, self.solved + 1
+            turn.must_say(puzzle.bottom, fallback=f"汤底是：{puzzle.bottom}")
+            await effects.react(self.robot, "happy", "nod")
+            return {"outcome": "solved", "solved": True, "bottom": puzzle.bottom,
+                    "message": "猜中啦，太厉害了！"}  # fmt: skip
+        if kind == "solution":
+            if verdict.verdict in ("close", "yes"):
+                return {"outcome": "close", "solved": False, "message": "很接近了，还差一点，再问问看！"}
+            await effects.gesture(self.robot, "shake_head")
+            return {"outcome": "wrong", "solved": False, "message": "不对哦，再想想，也可以接着提问。"}
+        if verdict.verdict == "yes":
+            await effects.gesture(self.robot, "nod")
+        elif verdict.verdict == "no":
+            await effects.gesture(self.robot, "shake_head")
+        return {"outcome": "answered", "verdict": verdict.verdict, "solved": False,
+                "message": ANSWERS[verdict.verdict]}  # fmt: skip
+
+    async def _verdict(self, turn, puzzle: Puzzle, kind: Kind, text: str) -> Verdict | None:
+        """The referee's judgement; None when the model failed or answered garbage."""
+        if self.settings.llm.offline:
+            return offline_verdict(puzzle, kind, text)
+        if self.judge_model is None:
+            llm = self.settings.llm.model_copy(update={"temperature": JUDGE_TEMPERATURE})
+            self.judge_model = make_model(llm)
+        messages = judge_messages(puzzle, kind, text)
+        answer: str | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._soothe, turn)
+            try:
+                reply = await self.judge_model.complete(messages, [])
+                answer = reply.text
+            except ModelError as exc:
+                log.warning("turtle_soup: the judge failed: %s", exc)
+            nursery.cancel_scope.cancel()
+        if answer is None:
+            return None
+        verdict = parse_verdict(answer)
+        if verdict is None:
+            log.warning("turtle_soup: unusable judge answer: %.200r", answer)
+        return verdict
+
+    async def _soothe(self, turn) -> None:
+        await trio.sleep(self.SOOTHE_AFTER)
+        if not turn.spoken:
+            await turn.say("让我想一想。")

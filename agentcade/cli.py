@@ -26,8 +26,12 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 NOT_BUILT = 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; subcommands that exist add their own options."""
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; only the ``selected`` subcommand's module is imported.
+
+    ``--help`` needs just the names and one-line helps of the table above, so a slow or
+    broken subcommand module never costs the others anything.
+    """
     parser = argparse.ArgumentParser(
         prog="agentcade",
         description="agentcade — the game host of the WatcheRobot desktop robot (小懒).",
@@ -36,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        module = _load(module_name)
+        module = _load(module_name) if name == selected else None
         if module is None:
             p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
         else:
@@ -55,7 +59,9 @@ def _load(module_name: str):  # type: ignore[no-untyped-def]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    selected = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(selected if selected in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -241,10 +241,31 @@ def _parse_expression(expr: str) -> int | None:
     return _parse_zh(expr)
 
 
+# A lone 一/两 before a measure word is often the article "a", not a number: 给我一个提示,
+# 换一题, 再来一局. It still counts as a number when it is the whole answer ("两个"), or
+# an ordinal ("第一个").
+_CLASSIFIERS = frozenset("个下点些次局把样起会直定共边般半块位道题轮种回遍句声只条张")
+_ARTICLE_BEFORE = frozenset("来换给要出讲说听做玩猜下另这那每")  # 再来一个, 下一个, 另一个
+
+
+def _is_article(text: str, start: int, end: int) -> bool:
+    if text[start:end] not in ("一", "两") or text[end : end + 1] not in _CLASSIFIERS:
+        return False
+    before = text[start - 1 : start]
+    if before == "第":
+        return False
+    after = text[end + 1 : end + 2]
+    return before in _ARTICLE_BEFORE or _is_hanzi(after) if after else before in _ARTICLE_BEFORE
+
+
 def _number_spans(text: str) -> list[tuple[int, int, int | None]]:
     """(start, end, value) of every number expression in a prenormalised text."""
     masked = _IDIOM_RE.sub(lambda m: "\x00" * len(m.group()), text)
-    return [(m.start(), m.end(), _parse_expression(m.group())) for m in _NUM_RE.finditer(masked)]
+    return [
+        (m.start(), m.end(), _parse_expression(m.group()))
+        for m in _NUM_RE.finditer(masked)
+        if not _is_article(masked, m.start(), m.end())
+    ]
 
 
 def parse_number(text: str) -> int | None:

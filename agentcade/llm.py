@@ -23,7 +23,6 @@ rules and otherwise repeats what tools and hooks returned. It never invents cont
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -31,6 +30,7 @@ from typing import Any, Protocol
 import openai
 import trio
 
+from agentcade.judge import parse_number
 from agentcade.settings import LLMSettings
 
 __all__ = [
@@ -381,7 +381,7 @@ class OfflineModel:
         text = text.strip()
         if not text:
             return ModelReply(_LINE_SORRY)
-        number = _parse_number(text)
+        number = parse_number(text)
         if number is not None:
             for spec in specs:
                 if spec.integer_param is not None:
@@ -500,19 +500,16 @@ def _speak_results(results: list[Any]) -> str:
 
 
 def _speak(results: list[Any], generic: str) -> str:
-    """What to say for hook/tool results: must_say verbatim, else speech fields, else generic."""
+    """What to say for hook/tool results: the speech fields, then any ``must_say`` text
+    they do not already contain (verbatim), else the generic line before it."""
     must: list[str] = []
-    for result in results:
-        if isinstance(result, Mapping):
-            value = result.get("must_say")
-            must.extend([value] if isinstance(value, str) else [v for v in value or () if isinstance(v, str)])
-    if must := [m.strip() for m in must if m.strip()]:
-        return "".join(_sentence(m) for m in dict.fromkeys(must))
     parts: list[str] = []
     for result in results:
         if isinstance(result, str):
             parts.append(result)
         elif isinstance(result, Mapping):
+            value = result.get("must_say")
+            must.extend([value] if isinstance(value, str) else [v for v in value or () if isinstance(v, str)])
             if isinstance(result.get("correct"), bool) and not _has_speech(result):
                 parts.append(_LINE_RIGHT if result["correct"] else _LINE_WRONG)
             for key in SPEECH_KEYS:
@@ -521,9 +518,13 @@ def _speak(results: list[Any], generic: str) -> str:
                     parts.append(value)
                 elif isinstance(value, list):
                     parts.extend(v for v in value if isinstance(v, str))
-    if parts := [p.strip() for p in parts if p.strip()]:
-        return "".join(_sentence(p) for p in dict.fromkeys(parts))
-    return generic
+    spoken = "".join(_sentence(p) for p in dict.fromkeys(p.strip() for p in parts) if p)
+    missing = [m for m in dict.fromkeys(m.strip() for m in must) if m and m not in spoken]
+    if not spoken and not missing:
+        return generic
+    if not spoken and generic != _LINE_OK:
+        spoken = generic
+    return spoken + "".join(_sentence(m) for m in missing)
 
 
 def _has_speech(result: Mapping[str, Any]) -> bool:
@@ -539,43 +540,3 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-# --------------------------------------------------------------------------- numbers
-# Private on purpose: agentcade.judge.parse_number is being written in parallel; this one
-# only has to be good enough for the offline model's choices. Merge when judge lands.
-
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_CN_RUN = re.compile(f"[{''.join(_DIGITS)}{''.join(_UNITS)}]+")
-_ARABIC = re.compile(r"-?\d+")
-# "一下", "一个", "换一题", "两次": a lone 一/两 before one of these is a word, not a number.
-_CLASSIFIERS = set("个下点些次局把样起会直定共边般半块位道题轮种回遍句声")
-
-
-def _parse_number(text: str) -> int | None:
-    """The first number in ``text``: Arabic digits or Chinese numerals (十五, 二十, 一百零五)."""
-    if match := _ARABIC.search(text):
-        return int(match.group())
-    for match in _CN_RUN.finditer(text):
-        run = match.group()
-        after = text[match.end() : match.end() + 1]
-        if run in ("一", "两") and after in _CLASSIFIERS:
-            continue
-        if (value := _chinese_to_int(run)) is not None:
-            return value
-    return None
-
-
-def _chinese_to_int(run: str) -> int | None:
-    if all(char in _DIGITS for char in run):  # digit by digit: 一二三 -> 123
-        return int("".join(str(_DIGITS[char]) for char in run))
-    total, section, digit = 0, 0, None
-    for char in run:
-        if char in _DIGITS:
-            digit = _DIGITS[char]
-        elif char == "万":
-            total += (section + (digit or 0)) * 10000
-            section, digit = 0, None
-        else:
-            section += (1 if digit is None else digit) * _UNITS[char]
-            digit = None
-    return total + section + (digit or 0)

@@ -68,6 +68,9 @@ def test_every_rule_has_both_verdicts():
 
 
 NUMBERS = [
+    # a lone 一/两 before a measure word is the article "a" after a verb or before more words
+    ("给我一个提示", None), ("换一题", None), ("再来一局", None), ("下一个", None),
+    ("两个", 2), ("第一个", 1), ("我猜是一", 1),
     ("15", 15),
     ("十五", 15),
     ("二十", 20),

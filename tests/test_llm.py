@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import trio
 
+from agentcade.judge import parse_number
 from agentcade.llm import (
     MAX_TOOL_CALLS,
     ModelError,
@@ -16,7 +17,6 @@ from agentcade.llm import (
     OfflineModel,
     OpenAIChatModel,
     ToolCall,
-    _parse_number,
     make_model,
     offline_notice,
 )
@@ -316,7 +316,7 @@ def test_start_without_result_or_start_tool_greets() -> None:
 
 def test_end_never_calls_tools() -> None:
     reply = decide([user("end", "结束游戏", {"score": 1, "answer": "水", "must_say": ["答案是水。"]})])
-    assert reply == ModelReply("答案是水。", ())
+    assert reply == ModelReply("好的，下次再玩。答案是水。", ())  # a goodbye, then the must_say
     bye = decide([user("end", "结束游戏")])
     assert bye.text
     assert not bye.tool_calls
@@ -330,7 +330,8 @@ def test_end_never_calls_tools() -> None:
         (({"hint": "和洗澡有关"},), "和洗澡有关。"),
         (({"message": "好，换一题", "question": "什么越长越短？"},), "好，换一题。什么越长越短？"),
         (({"question": "Q？", "message": "好"},), "好。Q？"),  # key order is SPEECH_KEYS, not dict order
-        (({"correct": True, "must_say": ["是水！"], "message": "ignored"},), "是水！"),
+        (({"correct": True, "must_say": ["是水！"], "message": "答对了"},), "答对了。是水！"),
+        (({"must_say": ["青蛙"], "message": "谜底是青蛙。要不要再来一个？"},), "谜底是青蛙。要不要再来一个？"),
         (({"must_say": "水"},), "水。"),
         (({},), "好的。"),
         (({"error": "TypeError: boom"},), "抱歉，我没听清，请再说一次。"),
@@ -402,10 +403,10 @@ def test_history_before_the_last_user_message_is_not_spoken() -> None:
     ("text", "number"),
     [
         ("十五", 15), ("二十", 20), ("三", 3), ("一百零五", 105), ("两千零二十四", 2024),
-        ("三万五千", 35000), ("一二三", 123), ("零", 0), ("我猜 42 吧", 42), ("第十一", 11),
+        ("三万五千", 35000), ("一二三", None), ("零", 0), ("我猜 42 吧", 42), ("第十一", 11),
         ("给我一个提示", None), ("提示一下", None), ("换一题", None), ("再来一局", None),
         ("是水吗", None), ("一下一个十二", 12),
     ],
 )  # fmt: skip
 def test_parse_number(text: str, number: int | None) -> None:
-    assert _parse_number(text) == number
+    assert parse_number(text) == number

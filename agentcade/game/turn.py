@@ -107,8 +107,11 @@ class Turn:
     # -- used by the runtime ---------------------------------------------------------
 
     def must_say_since(self, mark: int) -> list[str]:
-        """Texts registered with ``must_say`` after ``mark`` (a length of ``pending_count``)."""
-        return [text for text, _ in self._must[mark:]]
+        """What the model must say for ``must_say`` calls made after ``mark``.
+
+        The fallback when it holds the text (a whole sentence reads better), else the text.
+        """
+        return [fb if text in fb else text for text, fb in self._must[mark:]]
 
     @property
     def must_count(self) -> int:

@@ -27,6 +27,11 @@ def spoken(n: int) -> str:
     return ("" if tens == 1 else _DIGITS[tens]) + "十" + (_DIGITS[ones] if ones else "")
 
 
+def times(n: int) -> str:
+    """A count before a measure word: 两局, not 二局."""
+    return "两" if n == 2 else spoken(n)
+
+
 class GameAgent(SkillAgent):
     skill = Skill.load(Path(__file__).with_name("SKILL.md"))
     config = Settings
@@ -57,14 +62,15 @@ class GameAgent(SkillAgent):
     def _opening(self) -> dict:
         return {
             "outcome": "new_round",
-            "message": f"我想好了一个{spoken(LOW)}到{spoken(HIGH)}之间的数，你有{spoken(TRIES)}次机会，猜猜看吧。",
+            "message": f"我想好了一个{spoken(LOW)}到{spoken(HIGH)}之间的数，你有{times(TRIES)}次机会，猜猜看吧。",
         }
 
     async def on_start(self, turn) -> dict:
         return self._opening()
 
     async def on_end(self, turn) -> dict:
-        result = {"rounds": self.rounds, "wins": self.wins}
+        result = {"rounds": self.rounds, "wins": self.wins,
+                  "message": f"你一共玩了{times(self.rounds)}局，猜中了{times(self.wins)}局。"}
         if not self.finished:
             answer = spoken(self.target)
             turn.must_say(answer, fallback=f"我想的数是{answer}。")
@@ -85,7 +91,7 @@ class GameAgent(SkillAgent):
             self.finished, self.wins = True, self.wins + 1
             await effects.react(self.robot, "happy", "nod")
             return {"outcome": "win", "answer": number, "tries": len(self.guesses),
-                    "message": f"猜中了！就是{spoken(number)}，你用了{spoken(len(self.guesses))}次。"}
+                    "message": f"猜中了！就是{spoken(number)}，你用了{times(len(self.guesses))}次。"}
         if number < self.target:
             self.low = max(self.low, number + 1)
         else:
@@ -99,7 +105,7 @@ class GameAgent(SkillAgent):
         direction = "大" if self.target > number else "小"
         amount = "一些" if abs(self.target - number) <= 3 else "不少"
         return {"outcome": "higher" if direction == "大" else "lower", "tries_left": left,
-                "message": f"比{spoken(number)}还{direction}{amount}，你还有{spoken(left)}次机会。"}
+                "message": f"比{spoken(number)}还{direction}{amount}，你还有{times(left)}次机会。"}
 
     @tool("用户要提示时调用。提示只缩小范围，不会说出答案。")
     def get_hint(self) -> dict:
@@ -129,4 +135,4 @@ class GameAgent(SkillAgent):
         self.finished = True
         turn.end_session()
         return {"answer": self.target, "rounds": self.rounds, "wins": self.wins,
-                "message": f"我想的数是{answer}。你一共玩了{spoken(self.rounds)}局，猜中了{spoken(self.wins)}局。"}
+                "message": f"我想的数是{answer}。你一共玩了{times(self.rounds)}局，猜中了{times(self.wins)}局。"}

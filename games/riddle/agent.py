@@ -63,7 +63,8 @@ class GameAgent(SkillAgent):
         return self._next(turn)
 
     async def on_end(self, turn) -> dict:
-        result = {"asked": self.asked, "solved": self.solved}
+        result = {"asked": self.asked, "solved": self.solved,
+                  "message": f"今天猜了{self.asked}个谜语，猜对了{self.solved}个。"}
         if self.current and not self.revealed:
             answer = self.current["answer"]
             turn.must_say(answer, fallback=f"这个谜语的谜底是{answer}。")

@@ -49,6 +49,7 @@ class EchoHandler:
         self.sessions: set[str] = set()
         self.inputs: list[tuple[str, GameInput]] = []
         self.cancelled = 0
+        self.cancelled_event = trio.Event()
 
     def has_session(self, context_id: str) -> bool:
         return context_id in self.sessions
@@ -67,6 +68,7 @@ class EchoHandler:
             await emit(final, True)
         except trio.Cancelled:
             self.cancelled += 1
+            self.cancelled_event.set()
             raise
 
 
@@ -143,13 +145,17 @@ def _make_sdk_executor() -> Any:
             proto = game_input.protocol
             await updater.update_status(
                 TaskState.TASK_STATE_WORKING,
-                reply_message(working.model_copy(update={"protocol": proto}), task.context_id, task.id),
+                reply_message(
+                    working.model_copy(update={"protocol": proto}), task.context_id, task.id
+                ),
             )
             if self.delay:
                 await asyncio.sleep(self.delay)
             await updater.update_status(
                 TaskState.TASK_STATE_COMPLETED,
-                reply_message(final.model_copy(update={"protocol": proto}), task.context_id, task.id),
+                reply_message(
+                    final.model_copy(update={"protocol": proto}), task.context_id, task.id
+                ),
             )
 
         async def cancel(self, context: Any, event_queue: Any) -> None:
@@ -212,7 +218,9 @@ class SDKServerThread:
 # ------------------------------------------------------------------ a2a-sdk reference client
 
 
-def sdk_client_events(base_url: str, payload: Any, *, context_id: str = "ctx-sdk") -> list[dict[str, Any]]:
+def sdk_client_events(
+    base_url: str, payload: Any, *, context_id: str = "ctx-sdk"
+) -> list[dict[str, Any]]:
     """Play one streaming request with a2a-sdk's client; return the StreamResponses as dicts.
 
     ``payload``: a dict is sent as one DataPart, a str as one TextPart. Blocking (asyncio.run).
@@ -276,7 +284,9 @@ def rpc_body(method: str, params: Any, rid: Any = "r1") -> bytes:
     ).encode()
 
 
-def send_params(payload: Any = None, *, context_id: str | None = "ctx-1", parts: Any = None) -> dict[str, Any]:
+def send_params(
+    payload: Any = None, *, context_id: str | None = "ctx-1", parts: Any = None
+) -> dict[str, Any]:
     """SendMessageRequest params with one DataPart (dict payload) or TextPart (str)."""
     if parts is None:
         parts = [{"text": payload}] if isinstance(payload, str) else [{"data": payload}]
@@ -349,15 +359,17 @@ async def start_server(
     from agentcade.a2a.server import ServerLimits, serve_a2a
 
     handler = handler if handler is not None else EchoHandler()
-    listeners = await nursery.start(
-        serve_a2a, handler, lambda port: echo_card(port, path), 0
-    ) if not limits else await nursery.start(
-        lambda task_status: serve_a2a(
-            handler,
-            lambda port: echo_card(port, path),
-            0,
-            limits=ServerLimits(**limits),
-            task_status=task_status,
+    listeners = (
+        await nursery.start(serve_a2a, handler, lambda port: echo_card(port, path), 0)
+        if not limits
+        else await nursery.start(
+            lambda task_status: serve_a2a(
+                handler,
+                lambda port: echo_card(port, path),
+                0,
+                limits=ServerLimits(**limits),
+                task_status=task_status,
+            )
         )
     )
     return int(listeners[0].socket.getsockname()[1]), handler

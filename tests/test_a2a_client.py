@@ -20,7 +20,8 @@ async def test_client_against_our_server(nursery: trio.Nursery) -> None:
     port, handler = await start_server(nursery)
     client = A2AClient()
     card, info = await client.fetch_card(f"http://127.0.0.1:{port}/")
-    assert card["name"] == "回声" and info.game_id == "echo"
+    assert card["name"] == "回声"
+    assert info.game_id == "echo"
     async with client.stream(info.url, "ctx-c", START, protocol="desktop-game/5") as replies:
         got = [(r, final) async for r, final in replies]
     assert got == [
@@ -28,7 +29,10 @@ async def test_client_against_our_server(nursery: trio.Nursery) -> None:
         (GameReply(protocol="desktop-game/5", text="开始：你好"), True),
     ]
     assert handler.inputs == [("ctx-c", START.model_copy(update={"protocol": "desktop-game/5"}))]
-    assert [r.text for r in await client.send(info.url, "ctx-c", GameInput(kind="end"))] == ["稍等", "再见"]
+    assert [r.text for r in await client.send(info.url, "ctx-c", GameInput(kind="end"))] == [
+        "稍等",
+        "再见",
+    ]
 
 
 async def test_cancelling_the_client_cancels_the_game(nursery: trio.Nursery) -> None:
@@ -41,8 +45,7 @@ async def test_cancelling_the_client_cancels_the_game(nursery: trio.Nursery) -> 
                 pass
     assert scope.cancelled_caught
     with trio.fail_after(5):
-        while handler.cancelled == 0:
-            await trio.sleep(0.01)
+        await handler.cancelled_event.wait()
 
 
 # ------------------------------------------------------------------ hand-written peers
@@ -74,7 +77,9 @@ async def _serve_peer(nursery: trio.Nursery, peer: Peer, seen: list[bytes]) -> s
 
 
 def _event(result: dict, *, lf: bool = False) -> bytes:
-    text = "data: " + json.dumps({"result": result, "id": "x", "jsonrpc": "2.0"}, separators=(",", ":"))
+    text = "data: " + json.dumps(
+        {"result": result, "id": "x", "jsonrpc": "2.0"}, separators=(",", ":")
+    )
     return (text + ("\n\n" if lf else "\r\n\r\n")).encode()
 
 
@@ -99,7 +104,9 @@ async def test_request_headers_and_body(nursery: trio.Nursery) -> None:
         await stream.send_all(SSE_HEAD + _event(_status("TASK_STATE_COMPLETED", _reply("ok"))))
 
     url = await _serve_peer(nursery, peer, seen)
-    await A2AClient().send(url, "ctx-42", GameInput(kind="message", text="水"), protocol="agentcade/1")
+    await A2AClient().send(
+        url, "ctx-42", GameInput(kind="message", text="水"), protocol="agentcade/1"
+    )
     head, _, body = seen[0].partition(b"\r\n\r\n")
     lines = head.decode().split("\r\n")
     assert lines[0] == "POST /rpc HTTP/1.1"
@@ -112,22 +119,52 @@ async def test_request_headers_and_body(nursery: trio.Nursery) -> None:
     assert list(request) == ["method", "params", "id", "jsonrpc"]
     assert request["method"] == "SendStreamingMessage"
     message = request["params"]["message"]
-    assert message["contextId"] == "ctx-42" and message["role"] == "ROLE_USER"
-    assert message["parts"] == [{"data": {"protocol": "agentcade/1", "kind": "message", "text": "水"}}]
+    assert message["contextId"] == "ctx-42"
+    assert message["role"] == "ROLE_USER"
+    assert message["parts"] == [
+        {"data": {"protocol": "agentcade/1", "kind": "message", "text": "水"}}
+    ]
 
 
-async def test_lenient_sse_lf_comments_multiline_text_only_and_close_delimited(nursery: trio.Nursery) -> None:
+async def test_lenient_sse_lf_comments_multiline_text_only_and_close_delimited(
+    nursery: trio.Nursery,
+) -> None:
     multi = 'data: {"result": {"statusUpdate": {"taskId": "t", "contextId": "c",\ndata: "status": {"state": "TASK_STATE_WORKING", "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "只有文字"}]}}}}, "id": "x", "jsonrpc": "2.0"}\n\n'
 
     async def peer(stream: trio.SocketStream, body: bytes) -> None:
         await stream.send_all(
             SSE_HEAD
             + b": ping\n\n"
-            + _event({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}}}, lf=True)
+            + _event(
+                {
+                    "task": {
+                        "id": "t",
+                        "contextId": "c",
+                        "status": {"state": "TASK_STATE_SUBMITTED"},
+                    }
+                },
+                lf=True,
+            )
             + multi.encode()
             + _event(_status("TASK_STATE_WORKING", None), lf=True)  # no message: no reply
-            + _event({"artifactUpdate": {"taskId": "t", "contextId": "c", "artifact": {"artifactId": "a", "parts": []}}})
-            + _event(_status(2, _reply("directives only", directives=[{"call": "lights.set_color", "args": ["#00FF00"]}])))
+            + _event(
+                {
+                    "artifactUpdate": {
+                        "taskId": "t",
+                        "contextId": "c",
+                        "artifact": {"artifactId": "a", "parts": []},
+                    }
+                }
+            )
+            + _event(
+                _status(
+                    2,
+                    _reply(
+                        "directives only",
+                        directives=[{"call": "lights.set_color", "args": ["#00FF00"]}],
+                    ),
+                )
+            )
             + _event(_status("TASK_STATE_INPUT_REQUIRED", _reply("你猜？")))
         )
 
@@ -140,7 +177,10 @@ async def test_lenient_sse_lf_comments_multiline_text_only_and_close_delimited(n
 async def test_message_payload_is_final(nursery: trio.Nursery) -> None:
     async def peer(stream: trio.SocketStream, body: bytes) -> None:
         await stream.send_all(
-            SSE_HEAD + _event({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}})
+            SSE_HEAD
+            + _event(
+                {"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}}
+            )
         )
         await trio.sleep_forever()  # the client must not wait for EOF
 
@@ -151,10 +191,30 @@ async def test_message_payload_is_final(nursery: trio.Nursery) -> None:
 
 async def test_unary_json_result_is_accepted(nursery: trio.Nursery) -> None:
     async def peer(stream: trio.SocketStream, body: bytes) -> None:
-        payload = json.dumps({"result": {"task": {"id": "t", "status": {"state": "TASK_STATE_COMPLETED", "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": _reply("done")}}}}, "id": "x", "jsonrpc": "2.0"}).encode()
+        payload = json.dumps(
+            {
+                "result": {
+                    "task": {
+                        "id": "t",
+                        "status": {
+                            "state": "TASK_STATE_COMPLETED",
+                            "message": {
+                                "messageId": "m",
+                                "role": "ROLE_AGENT",
+                                "parts": _reply("done"),
+                            },
+                        },
+                    }
+                },
+                "id": "x",
+                "jsonrpc": "2.0",
+            }
+        ).encode()
         await stream.send_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-            + str(len(payload)).encode() + b"\r\n\r\n" + payload
+            + str(len(payload)).encode()
+            + b"\r\n\r\n"
+            + payload
         )
 
     url = await _serve_peer(nursery, peer, [])
@@ -171,21 +231,56 @@ def _json_response(obj: object, status: int = 200) -> bytes:
 
 ERROR_PEERS: list[tuple[str, bytes, str, str]] = [
     ("http 500", b"HTTP/1.1 500 Oops\r\ncontent-length: 4\r\n\r\nboom", "http", "HTTP 500"),
-    ("rpc error", _json_response({"error": {"code": -32602, "message": "Validation failed"}, "id": "x", "jsonrpc": "2.0"}), "rpc", "-32602: Validation failed"),
-    ("error event", SSE_HEAD + b'event: error\r\ndata: {"error": {"code": -32603, "message": "boom from executor"}, "id": "x", "jsonrpc": "2.0"}\r\n\r\n', "rpc", "boom from executor"),
-    ("failed", SSE_HEAD + _event(_status("TASK_STATE_FAILED", _reply("游戏坏了"))), "failed", "游戏坏了"),
+    (
+        "rpc error",
+        _json_response(
+            {"error": {"code": -32602, "message": "Validation failed"}, "id": "x", "jsonrpc": "2.0"}
+        ),
+        "rpc",
+        "-32602: Validation failed",
+    ),
+    (
+        "error event",
+        SSE_HEAD
+        + b'event: error\r\ndata: {"error": {"code": -32603, "message": "boom from executor"}, "id": "x", "jsonrpc": "2.0"}\r\n\r\n',
+        "rpc",
+        "boom from executor",
+    ),
+    (
+        "failed",
+        SSE_HEAD + _event(_status("TASK_STATE_FAILED", _reply("游戏坏了"))),
+        "failed",
+        "游戏坏了",
+    ),
     ("rejected", SSE_HEAD + _event(_status("TASK_STATE_REJECTED", None)), "failed", "failed"),
     ("canceled", SSE_HEAD + _event(_status("TASK_STATE_CANCELED", None)), "canceled", "canceled"),
     ("bad json", SSE_HEAD + b"data: {nope\r\n\r\n", "protocol", "invalid JSON"),
-    ("not a reply", SSE_HEAD + _event(_status("TASK_STATE_COMPLETED", [{"data": {"text": "no protocol"}}])), "protocol", "no 'protocol' field"),
-    ("final without message", SSE_HEAD + _event(_status("TASK_STATE_COMPLETED", None)), "protocol", "carries no reply"),
-    ("eof before final", SSE_HEAD + _event(_status("TASK_STATE_WORKING", _reply("..."))), "protocol", "before its final reply"),
+    (
+        "not a reply",
+        SSE_HEAD + _event(_status("TASK_STATE_COMPLETED", [{"data": {"text": "no protocol"}}])),
+        "protocol",
+        "no 'protocol' field",
+    ),
+    (
+        "final without message",
+        SSE_HEAD + _event(_status("TASK_STATE_COMPLETED", None)),
+        "protocol",
+        "carries no reply",
+    ),
+    (
+        "eof before final",
+        SSE_HEAD + _event(_status("TASK_STATE_WORKING", _reply("..."))),
+        "protocol",
+        "before its final reply",
+    ),
     ("garbage http", b"SPDY/9 what\r\n\r\n", "protocol", "bad HTTP"),
     ("closed", b"", "network", "closed the connection"),
 ]
 
 
-@pytest.mark.parametrize(("name", "raw", "kind", "needle"), ERROR_PEERS, ids=[e[0] for e in ERROR_PEERS])
+@pytest.mark.parametrize(
+    ("name", "raw", "kind", "needle"), ERROR_PEERS, ids=[e[0] for e in ERROR_PEERS]
+)
 async def test_every_failure_is_a_game_remote_error(
     nursery: trio.Nursery, name: str, raw: bytes, kind: str, needle: str
 ) -> None:
@@ -208,11 +303,15 @@ async def test_silence_is_a_timeout_and_pings_do_not_count(nursery: trio.Nursery
 
     url = await _serve_peer(nursery, peer, [])
     client = A2AClient(reply_timeout=0.3)
-    got = []
-    with pytest.raises(GameRemoteError) as info:
+    got: list[str] = []
+
+    async def play() -> None:
         async with client.stream(url, "c", START) as replies:
             async for reply, _ in replies:
                 got.append(reply.text)
+
+    with pytest.raises(GameRemoteError) as info:
+        await play()
     assert got == ["..."]
     assert info.value.kind == "timeout"
 

@@ -27,7 +27,11 @@ BAD_PARTS = [
     ("data is a list", [{"data": [1, 2]}], "GameInput must be a JSON object, got list"),
     ("data is a string", [{"data": "start"}], "GameInput must be a JSON object, got str"),
     ("no protocol", [{"data": {"kind": "start"}}], "has no 'protocol' field"),
-    ("unknown protocol", [{"data": game_input(protocol="agentcade/9")}], "unknown protocol version 'agentcade/9'"),
+    (
+        "unknown protocol",
+        [{"data": game_input(protocol="agentcade/9")}],
+        "unknown protocol version 'agentcade/9'",
+    ),
     ("bad kind", [{"data": game_input(kind="restart")}], "invalid GameInput: kind"),
     ("reason on message", [{"data": game_input(reason="user")}], "reason is only allowed"),
     ("empty part", [{"metadata": {}}], "carries no GameInput"),
@@ -35,10 +39,14 @@ BAD_PARTS = [
 
 
 @pytest.mark.parametrize(("name", "parts", "needle"), BAD_PARTS, ids=[b[0] for b in BAD_PARTS])
-async def test_wrong_parts_are_invalid_params(nursery: trio.Nursery, name: str, parts: list, needle: str) -> None:
+async def test_wrong_parts_are_invalid_params(
+    nursery: trio.Nursery, name: str, parts: list, needle: str
+) -> None:
     port, handler = await start_server(nursery)
     body = rpc_body("SendStreamingMessage", send_params(parts=parts))
-    resp = await http_request(port, "POST", "/", body=body, headers=[("accept", "text/event-stream")])
+    resp = await http_request(
+        port, "POST", "/", body=body, headers=[("accept", "text/event-stream")]
+    )
     assert resp.headers["content-type"] == "application/json"
     error = resp.json()["error"]
     assert error["code"] == -32602
@@ -79,14 +87,20 @@ async def test_chunked_body_over_the_limit_is_413(nursery: trio.Nursery) -> None
 
 async def test_header_too_large_is_431(nursery: trio.Nursery) -> None:
     port, _ = await start_server(nursery)
-    head = b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: x\r\nx-big: " + b"a" * 20000 + b"\r\n\r\n"
+    head = (
+        b"GET /.well-known/agent-card.json HTTP/1.1\r\nhost: x\r\nx-big: "
+        + b"a" * 20000
+        + b"\r\n\r\n"
+    )
     out = await _raw(port, head)
     assert out.startswith(b"HTTP/1.1 431 ")
 
 
 async def test_garbage_is_400(nursery: trio.Nursery) -> None:
     port, _ = await start_server(nursery)
-    assert (await _raw(port, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")).startswith(b"HTTP/1.1 400 ")
+    assert (await _raw(port, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")).startswith(
+        b"HTTP/1.1 400 "
+    )
 
 
 def _serve_memory(server: A2AServer, nursery: trio.Nursery) -> trio.testing.MemoryStreamPair:  # type: ignore[name-defined]
@@ -95,7 +109,9 @@ def _serve_memory(server: A2AServer, nursery: trio.Nursery) -> trio.testing.Memo
     return client
 
 
-async def test_slow_client_gets_408_after_exactly_the_timeout(autojump_clock: trio.testing.MockClock) -> None:
+async def test_slow_client_gets_408_after_exactly_the_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server = A2AServer(EchoHandler(), echo_card(1), limits=ServerLimits(request_timeout=10))
     async with trio.open_nursery() as nursery:
         client = _serve_memory(server, nursery)
@@ -113,7 +129,9 @@ async def test_slow_body_gets_408(autojump_clock: trio.testing.MockClock) -> Non
         assert (await client.receive_some()).startswith(b"HTTP/1.1 408 ")
 
 
-async def test_idle_keep_alive_connection_is_closed_quietly(autojump_clock: trio.testing.MockClock) -> None:
+async def test_idle_keep_alive_connection_is_closed_quietly(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     server = A2AServer(EchoHandler(), echo_card(1), limits=ServerLimits(idle_timeout=20))
     async with trio.open_nursery() as nursery:
         client = _serve_memory(server, nursery)
@@ -145,7 +163,9 @@ async def test_half_closed_mid_head_is_dropped_without_answer(nursery: trio.Nurs
     assert await _raw(port, b"POST / HTTP/1.1\r\nHost: x\r\n", eof=True) == b""
 
 
-async def test_half_closed_after_a_unary_request_still_gets_the_answer(nursery: trio.Nursery) -> None:
+async def test_half_closed_after_a_unary_request_still_gets_the_answer(
+    nursery: trio.Nursery,
+) -> None:
     port, _ = await start_server(nursery)
     body = rpc_body("GetTask", {"id": "nope"})
     head = f"POST / HTTP/1.1\r\nhost: x\r\na2a-version: 1.0\r\ncontent-length: {len(body)}\r\n\r\n"
@@ -154,7 +174,9 @@ async def test_half_closed_after_a_unary_request_still_gets_the_answer(nursery: 
     assert json.loads(out.split(b"\r\n\r\n", 1)[1])["error"]["code"] == -32001
 
 
-async def test_half_closed_after_a_streaming_request_cancels_the_turn(nursery: trio.Nursery) -> None:
+async def test_half_closed_after_a_streaming_request_cancels_the_turn(
+    nursery: trio.Nursery,
+) -> None:
     handler = EchoHandler(delay=30)
     port, _ = await start_server(nursery, handler)
     body = rpc_body("SendStreamingMessage", send_params(game_input()))
@@ -166,7 +188,9 @@ async def test_half_closed_after_a_streaming_request_cancels_the_turn(nursery: t
 
 async def test_100_sessions_and_misbehaving_clients(nursery: trio.Nursery) -> None:
     handler = EchoHandler(delay=0.05)
-    port, _ = await start_server(nursery, handler, request_timeout=2, write_timeout=2, idle_timeout=2)
+    port, _ = await start_server(
+        nursery, handler, request_timeout=2, write_timeout=2, idle_timeout=2
+    )
     url = f"http://127.0.0.1:{port}/"
     client = A2AClient(reply_timeout=10)
     done: list[int] = []
@@ -191,7 +215,10 @@ async def test_100_sessions_and_misbehaving_clients(nursery: trio.Nursery) -> No
     async def quitter() -> None:
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         body = rpc_body("SendStreamingMessage", send_params(game_input()))
-        await stream.send_all(f"POST / HTTP/1.1\r\nhost: x\r\na2a-version: 1.0\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body[:20])
+        await stream.send_all(
+            f"POST / HTTP/1.1\r\nhost: x\r\na2a-version: 1.0\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+            + body[:20]
+        )
         await stream.aclose()
 
     async def huge() -> None:

@@ -26,19 +26,30 @@ def _summary(events: list[dict]) -> list[tuple[str, str, list]]:
 async def test_sdk_client_plays_our_server(nursery: trio.Nursery) -> None:
     port, handler = await start_server(nursery)
     events = await trio.to_thread.run_sync(
-        partial(sdk_client_events, f"http://127.0.0.1:{port}", game_input("start", "你好"), context_id="ctx-i")
+        partial(
+            sdk_client_events,
+            f"http://127.0.0.1:{port}",
+            game_input("start", "你好"),
+            context_id="ctx-i",
+        )
     )
     assert _summary(events) == [
         ("task", "TASK_STATE_SUBMITTED", []),
         (
             "statusUpdate",
             "TASK_STATE_WORKING",
-            [{"data": {"protocol": "agentcade/1", "text": "稍等", "session": "active"}}, {"text": "稍等"}],
+            [
+                {"data": {"protocol": "agentcade/1", "text": "稍等", "session": "active"}},
+                {"text": "稍等"},
+            ],
         ),
         (
             "statusUpdate",
             "TASK_STATE_COMPLETED",
-            [{"data": {"protocol": "agentcade/1", "text": "开始：你好", "session": "active"}}, {"text": "开始：你好"}],
+            [
+                {"data": {"protocol": "agentcade/1", "text": "开始：你好", "session": "active"}},
+                {"text": "开始：你好"},
+            ],
         ),
     ]
     task_id = events[0]["task"]["id"]
@@ -49,7 +60,9 @@ async def test_sdk_client_plays_our_server(nursery: trio.Nursery) -> None:
 
 async def test_sdk_client_plain_text_door(nursery: trio.Nursery) -> None:
     port, handler = await start_server(nursery)
-    events = await trio.to_thread.run_sync(partial(sdk_client_events, f"http://127.0.0.1:{port}", "你好"))
+    events = await trio.to_thread.run_sync(
+        partial(sdk_client_events, f"http://127.0.0.1:{port}", "你好")
+    )
     assert [s for _, s, _ in _summary(events)][-1] == "TASK_STATE_COMPLETED"
     assert handler.inputs[0][1] == GameInput(kind="start", text="你好")
 
@@ -67,8 +80,11 @@ async def test_our_client_plays_the_sdk_server() -> None:
     with SDKServerThread() as sdk:
         client = A2AClient()
         _, info = await client.fetch_card(sdk.url)
-        assert info.game_id == "echo" and info.protocols == ("agentcade/1", "desktop-game/5")
-        async with client.stream(info.url, "ctx-s", GameInput(kind="start", text="你好"), protocol="desktop-game/5") as replies:
+        assert info.game_id == "echo"
+        assert info.protocols == ("agentcade/1", "desktop-game/5")
+        async with client.stream(
+            info.url, "ctx-s", GameInput(kind="start", text="你好"), protocol="desktop-game/5"
+        ) as replies:
             got = [(r, final) async for r, final in replies]
         assert got == [
             (GameReply(protocol="desktop-game/5", text="稍等"), False),
@@ -76,5 +92,7 @@ async def test_our_client_plays_the_sdk_server() -> None:
         ]
         # an SDK-side validation error reaches us as one GameRemoteError
         with pytest.raises(GameRemoteError) as info_err:
-            await client.send(info.url, "ctx-s", GameInput(kind="message", text="x"), protocol="nope/1")
+            await client.send(
+                info.url, "ctx-s", GameInput(kind="message", text="x"), protocol="nope/1"
+            )
         assert info_err.value.kind in ("rpc", "failed")

@@ -28,17 +28,47 @@ SEND = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x
 @pytest.mark.parametrize(
     ("body", "code", "message", "rid"),
     [
-        (b"{bad", -32700, "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)", None),
+        (
+            b"{bad",
+            -32700,
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            None,
+        ),
         (b"\xff\xfe", -32700, None, None),
-        (b'[{"jsonrpc":"2.0","method":"GetTask","id":1}]', -32600, "Batch requests are not supported", None),
-        (b'{"jsonrpc":"1.0","method":"GetTask","id":1}', -32600, "Invalid request: 'jsonrpc' must be exactly '2.0'", 1),
-        (b'{"jsonrpc":"2.0","method":"GetTask","id":true}', -32600, "Invalid request: id must be a string, integer, or null", None),
+        (
+            b'[{"jsonrpc":"2.0","method":"GetTask","id":1}]',
+            -32600,
+            "Batch requests are not supported",
+            None,
+        ),
+        (
+            b'{"jsonrpc":"1.0","method":"GetTask","id":1}',
+            -32600,
+            "Invalid request: 'jsonrpc' must be exactly '2.0'",
+            1,
+        ),
+        (
+            b'{"jsonrpc":"2.0","method":"GetTask","id":true}',
+            -32600,
+            "Invalid request: id must be a string, integer, or null",
+            None,
+        ),
         (b'{"jsonrpc":"2.0","id":"a"}', -32600, "Invalid Request", "a"),
         (b'"just a string"', -32600, "Invalid Request", None),
         (b'{"jsonrpc":"2.0","method":"message/stream","id":"a"}', -32601, "Method not found", "a"),
         (b'{"jsonrpc":"2.0","method":"Nope","id":7}', -32601, "Method not found", 7),
-        (b'{"jsonrpc":"2.0","method":"GetTask","id":"a","params":{"id":5}}', -32602, "Invalid params", "a"),
-        (b'{"jsonrpc":"2.0","method":"GetTask","id":"a","params":{}}', -32602, "Validation failed", "a"),
+        (
+            b'{"jsonrpc":"2.0","method":"GetTask","id":"a","params":{"id":5}}',
+            -32602,
+            "Invalid params",
+            "a",
+        ),
+        (
+            b'{"jsonrpc":"2.0","method":"GetTask","id":"a","params":{}}',
+            -32602,
+            "Validation failed",
+            "a",
+        ),
     ],
 )
 def test_envelope_errors(body: bytes, code: int, message: str | None, rid: object) -> None:
@@ -51,16 +81,23 @@ def test_envelope_errors(body: bytes, code: int, message: str | None, rid: objec
 
 @pytest.mark.parametrize("version", [None, "", "0.3", "0.3.0", "2.0", "abc"])
 def test_version_rejected(version: str | None) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": "v", "method": "SendMessage", "params": SEND}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": "v", "method": "SendMessage", "params": SEND}
+    ).encode()
     code, message, _ = _err(body, version)
     assert code == -32009
     shown = version or "0.3"
-    assert message == f"A2A version '{shown}' is not supported by this handler. Expected version '1.0'."
+    assert (
+        message
+        == f"A2A version '{shown}' is not supported by this handler. Expected version '1.0'."
+    )
 
 
 @pytest.mark.parametrize("version", ["1.0", "1.0.0", "1", "1.1", "1.7.3"])
 def test_version_accepted(version: str) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": "v", "method": "SendMessage", "params": SEND}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": "v", "method": "SendMessage", "params": SEND}
+    ).encode()
     check_version(parse_call(body), version)
 
 
@@ -78,7 +115,8 @@ def test_encode_data_matches_sse_starlette() -> None:
     frame = encode_data({"result": {"x": "你好"}, "id": "r", "jsonrpc": "2.0"})
     assert frame == 'data: {"result": {"x": "你好"}, "id": "r", "jsonrpc": "2.0"}\r\n\r\n'.encode()
     assert encode_data({"a": 1}, event="error") == b'event: error\r\ndata: {"a": 1}\r\n\r\n'
-    assert encode_ping().startswith(b": ping - ") and encode_ping().endswith(b"\r\n\r\n")
+    assert encode_ping().startswith(b": ping - ")
+    assert encode_ping().endswith(b"\r\n\r\n")
 
 
 STREAM = (
@@ -132,7 +170,14 @@ def test_status_update_is_sdk_protojson() -> None:
     proto = ParseDict(event, StreamResponse())
     assert MessageToDict(proto) == event
     assert message["parts"] == [
-        {"data": {"protocol": "agentcade/1", "text": "好的", "directives": [{"call": "lights.set_color", "args": ["#00FF00"], "kwargs": {}}], "session": "ended"}},
+        {
+            "data": {
+                "protocol": "agentcade/1",
+                "text": "好的",
+                "directives": [{"call": "lights.set_color", "args": ["#00FF00"], "kwargs": {}}],
+                "session": "ended",
+            }
+        },
         {"text": "好的"},
     ]
 
@@ -148,9 +193,13 @@ def test_timestamp_format() -> None:
 
 def test_input_from_parts() -> None:
     data = {"protocol": "agentcade/1", "kind": "start", "text": "hi"}
-    assert wire.input_from_parts([{"text": "ignored"}, {"data": data}], new_session=False) == GameInput(kind="start", text="hi")
+    assert wire.input_from_parts(
+        [{"text": "ignored"}, {"data": data}], new_session=False
+    ) == GameInput(kind="start", text="hi")
     assert wire.input_from_parts([{"text": "hi"}], new_session=True).kind == "start"
-    assert wire.input_from_parts([{"text": "hi"}], new_session=False) == GameInput(kind="message", text="hi")
+    assert wire.input_from_parts([{"text": "hi"}], new_session=False) == GameInput(
+        kind="message", text="hi"
+    )
     with pytest.raises(ProtocolError, match="raw, url"):
         wire.input_from_parts([{"raw": "AAAA"}, {"url": "http://x"}], new_session=True)
     with pytest.raises(ProtocolError, match="must be a JSON object"):

@@ -19,6 +19,7 @@ server sees as a disconnect and turns into cancelling the game's work.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import ssl
 import uuid
@@ -119,10 +120,8 @@ def _status_reply(state: str, message: object) -> tuple[GameReply, bool] | None:
     if state in (wire.FAILED, wire.REJECTED):
         text = "the game failed this request"
         if isinstance(message, dict):
-            try:
+            with contextlib.suppress(ProtocolError):  # keep the generic text
                 text = wire.reply_from_parts(message.get("parts")).text or text
-            except ProtocolError:
-                pass
         raise GameRemoteError("failed", text)
     if state == wire.CANCELED:
         raise GameRemoteError("canceled", "the game canceled the request")
@@ -234,7 +233,9 @@ class ReplyStream:
                     self.results.append(result)
                     self._pending.extend(_result_replies(result))
                     continue
-                raise GameRemoteError("protocol", "the game ended the stream before its final reply")
+                raise GameRemoteError(
+                    "protocol", "the game ended the stream before its final reply"
+                )
             with trio.move_on_at(self._deadline) as waited, _translate("reading the reply"):
                 event = await _next_event(self._conn, "the game dropped the connection mid-reply")
             if waited.cancelled_caught:
@@ -415,8 +416,7 @@ class A2AClient:
                 snippet = (await self._read_all(conn, "reading the error"))[:200]
                 raise GameRemoteError(
                     "http",
-                    f"HTTP {response.status_code} from {url}: "
-                    f"{snippet.decode('utf-8', 'replace')}",
+                    f"HTTP {response.status_code} from {url}: {snippet.decode('utf-8', 'replace')}",
                 )
             ctype = b""
             for key, value in response.headers:

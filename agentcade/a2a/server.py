@@ -150,9 +150,7 @@ class _Run:
     def _message(self, reply: GameReply) -> dict[str, Any]:
         if reply.protocol != self.game_input.protocol:
             reply = reply.model_copy(update={"protocol": self.game_input.protocol})
-        return wire.agent_message(
-            self.record.context_id, self.record.id, wire.reply_parts(reply)
-        )
+        return wire.agent_message(self.record.context_id, self.record.id, wire.reply_parts(reply))
 
     async def execute(self, out: trio.MemorySendChannel[dict[str, Any]]) -> None:
         """Run the handler; send every StreamResponse to ``out``; always finish the task."""
@@ -191,7 +189,9 @@ class _Run:
                     log.exception("task %s: the game handler raised", record.id)
                     terminal = record.set_status(wire.FAILED, self._failed_message())
                 else:
-                    log.exception("task %s: the game handler raised after its final reply", record.id)
+                    log.exception(
+                        "task %s: the game handler raised after its final reply", record.id
+                    )
             finally:
                 if not record.finished:  # cancelled from outside (shutdown)
                     record.set_status(wire.CANCELED, None)
@@ -366,13 +366,17 @@ class A2AServer:
         method = request.method
         if path == CARD_PATH:
             if method != b"GET":
-                await self._send_body(conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"GET")])
+                await self._send_body(
+                    conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"GET")]
+                )
                 return
             await self._send_card(conn, request)
             return
         if path in self._rpc_paths:
             if method != b"POST":
-                await self._send_body(conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"POST")])
+                await self._send_body(
+                    conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"POST")]
+                )
                 return
             await self._rpc(conn, request, body)
             return
@@ -407,8 +411,10 @@ class A2AServer:
                 case "CancelTask":
                     assert isinstance(call.params, CancelTaskRequest)
                     result = await self._cancel_task(call.id, call.params)
-                case "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" | (
-                    "ListTaskPushNotificationConfigs" | "DeleteTaskPushNotificationConfig"
+                case (
+                    "CreateTaskPushNotificationConfig"
+                    | "GetTaskPushNotificationConfig"
+                    | ("ListTaskPushNotificationConfigs" | "DeleteTaskPushNotificationConfig")
                 ):
                     raise RpcError(call.id, PushNotificationNotSupportedError())
                 case "GetExtendedAgentCard":
@@ -421,11 +427,15 @@ class A2AServer:
                 case _:
                     raise RpcError(
                         call.id,
-                        UnsupportedOperationError(message=f"{call.method} is not supported by this agent"),
+                        UnsupportedOperationError(
+                            message=f"{call.method} is not supported by this agent"
+                        ),
                     )
         except RpcError as exc:
             await self._send_body(conn, 200, encode_error(exc.request_id, exc.error))
             return
+        except (_PeerGone, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+            raise  # the client is gone: nobody to answer
         except Exception:  # the request boundary: answer, then drop the connection
             log.exception("A2A request failed")
             if conn.conn.our_state is h11.SEND_RESPONSE:
@@ -441,7 +451,9 @@ class A2AServer:
         if message.task_id:
             known = self.tasks.get(message.task_id)
             if known is None:
-                raise RpcError(call.id, TaskNotFoundError(message=f"Task {message.task_id} not found"))
+                raise RpcError(
+                    call.id, TaskNotFoundError(message=f"Task {message.task_id} not found")
+                )
             if known.finished:
                 raise RpcError(
                     call.id,
@@ -528,7 +540,9 @@ class A2AServer:
         )
         if conn.eof and run.record.state == wire.CANCELED:
             raise _PeerGone
-        await self._send_body(conn, 200, encode_result(call.id, {"task": run.record.to_dict(length)}))
+        await self._send_body(
+            conn, 200, encode_result(call.id, {"task": run.record.to_dict(length)})
+        )
 
     async def _stream(self, conn: H11Stream, request_id: RpcId, run: _Run) -> None:
         headers = [

@@ -4,6 +4,11 @@ The host model only presents: every judgement comes from ``referee`` — a separ
 call that sees the puzzle and the user's raw words, or the rough offline stand-in when no
 model is configured. The 汤底 and key points never enter ``state()`` or a tool result
 before they are revealed (solved, given up, or the game ends).
+
+The referee's model is the game's own ``settings.llm`` (same endpoint, key and model) with
+temperature 0, so the same question gets the same answer; it is a second ``ChatModel``
+owned by the agent and closed in ``close()``. Played puzzles are remembered per user by
+``library.PlayedStore`` so a new game starts with one the family has not heard.
 """
 
 from __future__ import annotations
@@ -108,7 +113,9 @@ class GameAgent(SkillAgent):
 
     # -- tools --------------------------------------------------------------------
 
-    @tool("用户问了一个能用是或不是回答的问题时调用，判定答案是、不是、不重要还是很接近了（直接读取用户原话）。")
+    @tool(
+        "用户问了一个能用是或不是回答的问题时调用，判定答案是、不是、不重要还是很接近了（直接读取用户原话）。"
+    )
     async def ask_question(self, turn) -> dict[str, Any]:
         return await self._judge_turn(turn, "question")
 
@@ -127,7 +134,11 @@ class GameAgent(SkillAgent):
             }
         hint = self.puzzle.hints[self.hints_used]
         self.hints_used += 1
-        return {"outcome": "hint", "hint": hint, "hints_left": len(self.puzzle.hints) - self.hints_used}
+        return {
+            "outcome": "hint",
+            "hint": hint,
+            "hints_left": len(self.puzzle.hints) - self.hints_used,
+        }
 
     @tool("用户猜不出来、要放弃或者要听答案时调用，公布汤底。")
     def give_up(self, turn) -> dict[str, Any]:
@@ -187,9 +198,17 @@ class GameAgent(SkillAgent):
                     "message": "猜中啦，太厉害了！"}  # fmt: skip
         if kind == "solution":
             if verdict.verdict in ("close", "yes"):
-                return {"outcome": "close", "solved": False, "message": "很接近了，还差一点，再问问看！"}
+                return {
+                    "outcome": "close",
+                    "solved": False,
+                    "message": "很接近了，还差一点，再问问看！",
+                }
             await effects.gesture(self.robot, "shake_head")
-            return {"outcome": "wrong", "solved": False, "message": "不对哦，再想想，也可以接着提问。"}
+            return {
+                "outcome": "wrong",
+                "solved": False,
+                "message": "不对哦，再想想，也可以接着提问。",
+            }
         if verdict.verdict == "yes":
             await effects.gesture(self.robot, "nod")
         elif verdict.verdict == "no":

@@ -16,6 +16,7 @@ behaves as if nothing had been played.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -116,10 +117,8 @@ class PlayedStore:
             log.warning("turtle_soup: cannot write %s (%s)", self.path, exc)
         finally:
             if tmp is not None:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
-                except OSError:
-                    pass
 
 
 def pick(

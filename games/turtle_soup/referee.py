@@ -33,7 +33,14 @@ from agentcade.judge import fuzzy_syllable, normalize
 
 from .library import Puzzle
 
-__all__ = ["JUDGE_PROMPT", "VERDICTS", "Verdict", "judge_messages", "offline_verdict", "parse_verdict"]
+__all__ = [
+    "JUDGE_PROMPT",
+    "VERDICTS",
+    "Verdict",
+    "judge_messages",
+    "offline_verdict",
+    "parse_verdict",
+]
 
 Kind = Literal["question", "solution"]
 VERDICTS = ("yes", "no", "irrelevant", "close", "unclear")

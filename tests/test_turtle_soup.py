@@ -1,0 +1,572 @@
+"""海龟汤 (games/turtle_soup): the game driven through GameHost, the fake OpenAI server and
+the offline model.
+
+Requests to the fake server come from two models: the host (system prompt starts with
+``COMMON_PROMPT``) and the referee (system prompt is ``JUDGE_PROMPT``). The tests check
+that each sees only what it may: the host never the unrevealed 汤底, the referee never the
+host prompt or the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from agentcade.game.host import INTERRUPTED, GameHost
+from agentcade.game.loader import LoadedGame, load_game
+from agentcade.protocol import GameInput, GameReply
+from agentcade.settings import LLMSettings
+from agentcade.skill_agent import COMMON_PROMPT
+from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
+
+GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "turtle_soup"
+NO_RETRY = (("x-should-retry", "false"),)
+
+
+@pytest.fixture(scope="module")
+def game() -> LoadedGame:
+    return load_game(GAME_DIR, builtin=True)
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh AGENTCADE_HOME per test: played puzzles are stored under it."""
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path))
+    monkeypatch.delenv("AGENTCADE_CONFIG_DIR", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+async def fake(nursery: trio.Nursery) -> FakeOpenAI:
+    server: FakeOpenAI = await nursery.start(serve_fake_openai)
+    return server
+
+
+@pytest.fixture
+def module(game: LoadedGame) -> Any:
+    """The game's modules (agent, referee, library), as the loader imported them."""
+    import sys
+
+    package = game.agent_cls.__module__.rsplit(".", 1)[0]
+    return type(
+        "Modules",
+        (),
+        {
+            "agent": sys.modules[f"{package}.agent"],
+            "referee": sys.modules[f"{package}.referee"],
+            "library": sys.modules[f"{package}.library"],
+        },
+    )
+
+
+class Host:
+    """A GameHost over the game, keeping the agents it made."""
+
+    def __init__(self, game: LoadedGame, llm: LLMSettings) -> None:
+        self.agents: list[Any] = []
+        settings = game.agent_cls.config(llm=llm)
+
+        def new() -> Any:
+            agent = game.new_agent(settings)
+            self.agents.append(agent)
+            return agent
+
+        self.host = GameHost(new)
+
+    @property
+    def agent(self) -> Any:
+        return self.agents[-1]
+
+    async def ask(self, kind: str, text: str = "", ctx: str = "c1") -> list[GameReply]:
+        got: list[tuple[GameReply, bool]] = []
+
+        async def emit(reply: GameReply, final: bool) -> None:
+            got.append((reply, final))
+
+        await self.host.handle(ctx, GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]
+        assert [f for _, f in got] == [False] * (len(got) - 1) + [True]
+        assert got[-1][0].text.strip(), "the final reply has speakable text"
+        return [r for r, _ in got]
+
+
+def system_of(request: dict[str, Any]) -> str:
+    return request["messages"][0]["content"]
+
+
+def is_host(request: dict[str, Any]) -> bool:
+    return system_of(request).startswith(COMMON_PROMPT)
+
+
+def request_text(request: dict[str, Any]) -> str:
+    parts = []
+    for message in request["messages"]:
+        parts.append(str(message.get("content") or ""))
+        for call in message.get("tool_calls") or ():
+            parts.append(str(call["function"]["arguments"]))
+    return "\n".join(parts)
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tool results of this round (after the last user message; history comes before it)."""
+    messages = request["messages"]
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    return [json.loads(m["content"]) for m in messages[last_user:] if m["role"] == "tool"]
+
+
+def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "user"]
+
+
+def verdict(v: str, solved: bool = False) -> Reply:
+    return Reply(json.dumps({"verdict": v, "solved": solved}))
+
+
+def calls(reply: GameReply) -> list[str]:
+    return [d.call for d in reply.directives]
+
+
+async def started(game: LoadedGame, fake: FakeOpenAI) -> Host:
+    fake.push(Reply("我们来喝海龟汤吧。"))
+    host = Host(game, fake.settings())
+    await host.ask("start", "玩海龟汤")
+    return host
+
+
+# --------------------------------------------------------------------------- start
+
+
+async def test_start_speaks_the_surface_and_keeps_the_bottom_from_the_host(game, fake) -> None:
+    fake.push(Reply("我们来喝海龟汤吧。"))
+    host = Host(game, fake.settings())
+    replies = await host.ask("start", "玩海龟汤")
+    puzzle = host.agent.puzzle
+    assert puzzle.surface in replies[-1].text
+    assert replies[-1].session == "active"
+    result = user_events(fake.requests[0])[-1]["result"]
+    assert result["surface"] == puzzle.surface
+    assert [puzzle.surface in m for m in result["must_say"]] == [True]
+    system = system_of(fake.requests[0])
+    assert puzzle.surface in system  # state(): the surface …
+    assert puzzle.bottom not in fake.all_text()  # … never the bottom or a key point
+    assert not any(point in fake.all_text() for point in puzzle.key_points)
+
+
+# --------------------------------------------------------------------------- questions
+
+
+@pytest.mark.parametrize(
+    ("v", "answer", "gesture"),
+    [
+        ("yes", "是。", "nod"),
+        ("no", "不是。", "shake"),
+        ("irrelevant", "这个不重要。", None),
+        ("close", "很接近了！", None),
+    ],
+)
+async def test_a_question_is_judged_by_a_separate_model_call(
+    game, fake, module, v, answer, gesture
+) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    fake.push(Reply(tool_calls=[("ask_question", {})]), verdict(v), Reply("嗯。"))
+    replies = await host.ask("message", "他是不是在晾伞")
+    assert len(fake.requests) == 4
+    judge = fake.requests[2]
+    # The referee: its own prompt, the puzzle and the raw words — nothing of the host.
+    assert system_of(judge) == module.referee.JUDGE_PROMPT
+    assert all(is_host(r) for r in (fake.requests[0], fake.requests[1], fake.requests[3]))
+    text = request_text(judge)
+    assert puzzle.bottom in text
+    assert puzzle.surface in text
+    assert "他是不是在晾伞" in text
+    assert all(point in text for point in puzzle.key_points)
+    assert COMMON_PROMPT not in text
+    assert "# 海龟汤" not in text
+    assert "玩海龟汤" not in text
+    assert len(judge["messages"]) == 2
+    assert "tools" not in judge
+    assert judge["model"] == "fake-model"
+    assert judge["temperature"] == 0
+    # The host sees the verdict, not the bottom.
+    assert tool_results(fake.requests[3]) == [
+        {"outcome": "answered", "verdict": v, "solved": False, "message": answer}
+    ]
+    assert all(puzzle.bottom not in request_text(r) for r in fake.requests if is_host(r))
+    moves = [c for c in calls(replies[-1]) if c == "motion.move_to"]
+    assert bool(moves) == (gesture is not None)
+    assert host.agent.questions == 1
+    assert not host.agent.revealed
+
+
+async def test_a_question_that_states_the_whole_truth_solves_it(game, fake) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    fake.push(Reply(tool_calls=[("ask_question", {})]), verdict("yes", True), Reply("猜中啦！"))
+    replies = await host.ask("message", "是不是因为伞湿了要晾干")
+    assert tool_results(fake.requests[3])[0]["outcome"] == "solved"
+    assert puzzle.bottom in replies[-1].text
+    assert host.agent.revealed
+    assert host.agent.solved == 1
+
+
+async def test_each_input_is_judged_once(game, fake) -> None:
+    host = await started(game, fake)
+    fake.push(
+        Reply(tool_calls=[("ask_question", {}), ("propose_solution", {})]),
+        verdict("no"),
+        Reply("不是。"),
+    )
+    await host.ask("message", "他是不是在晾伞")
+    assert len(fake.requests) == 4  # one judge call for two judging tools
+    results = tool_results(fake.requests[3])
+    assert results[0]["verdict"] == "no"
+    assert results[1]["outcome"] == "already_judged"
+
+
+# --------------------------------------------------------------------------- solutions
+
+
+async def test_a_correct_solution_reveals_the_bottom_and_celebrates(game, fake, module) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    fake.push(
+        Reply(tool_calls=[("propose_solution", {})]), verdict("yes", True), Reply("太厉害了！")
+    )
+    replies = await host.ask("message", "我知道了，伞是湿的，她撑开伞是为了把它晾干")
+    judge = fake.requests[2]
+    assert system_of(judge) == module.referee.JUDGE_PROMPT
+    assert "伞是湿的，她撑开伞是为了把它晾干" in request_text(judge)
+    result = tool_results(fake.requests[3])[0]
+    assert result["outcome"] == "solved"
+    assert [puzzle.bottom in m for m in result["must_say"]] == [True]
+    assert replies[-1].text == f"太厉害了！汤底是：{puzzle.bottom}"
+    assert "expression_runtime.start" in calls(replies[-1])  # the happy face
+    assert host.agent.revealed
+    assert host.agent.solved == 1
+
+
+@pytest.mark.parametrize(("v", "outcome"), [("close", "close"), ("yes", "close"), ("no", "wrong")])
+async def test_a_partial_or_wrong_solution(game, fake, v, outcome) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    fake.push(Reply(tool_calls=[("propose_solution", {})]), verdict(v), Reply("再想想。"))
+    replies = await host.ask("message", "我觉得伞是湿的")
+    result = tool_results(fake.requests[3])[0]
+    assert result["outcome"] == outcome
+    assert result["solved"] is False
+    assert puzzle.bottom not in replies[-1].text
+    assert not host.agent.revealed
+
+
+# --------------------------------------------------------------------------- hints, give up, next
+
+
+async def test_hints_come_in_order_and_run_out(game, fake) -> None:
+    host = await started(game, fake)
+    hints = host.agent.puzzle.hints
+    for i, hint in enumerate(hints):
+        fake.push(Reply(tool_calls=[("get_hint", {})]), Reply(hint))
+        await host.ask("message", "给个提示")
+        result = tool_results(fake.requests[-1])[0]
+        assert result == {"outcome": "hint", "hint": hint, "hints_left": len(hints) - i - 1}
+    fake.push(Reply(tool_calls=[("get_hint", {})]), Reply("提示用完了。"))
+    await host.ask("message", "再给个提示")
+    assert tool_results(fake.requests[-1])[0]["outcome"] == "no_more_hints"
+    assert host.agent.state()["这道题用了几次提示"] == len(hints)
+    assert all(is_host(r) for r in fake.requests)  # hints need no judge
+
+
+async def test_give_up_reveals_the_bottom(game, fake) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    fake.push(Reply(tool_calls=[("give_up", {})]), Reply("好吧，我来揭晓。"))
+    replies = await host.ask("message", "我放弃")
+    assert replies[-1].text == f"好吧，我来揭晓。汤底是：{puzzle.bottom}"
+    assert host.agent.revealed
+    assert host.agent.solved == 0
+    fake.push(Reply("再见。"))
+    end = await host.ask("end", "结束游戏")
+    assert "bottom" not in user_events(fake.requests[-1])[-1]["result"]  # not said twice
+    assert end[-1].text == "再见。"
+    assert end[-1].session == "ended"
+
+
+async def test_next_puzzle_never_repeats_in_a_session(game, fake, module) -> None:
+    fake.default = lambda request: (  # type: ignore[assignment]
+        Reply("好。")
+        if request["messages"][-1]["role"] != "user"
+        else Reply(tool_calls=[("next_puzzle", {})])
+    )
+    fake.push(Reply("开始。"))
+    host = Host(game, fake.settings())
+    await host.ask("start")
+    total = len(module.agent.PUZZLES)
+    for _ in range(total - 1):
+        replies = await host.ask("message", "再来一个")
+        assert host.agent.puzzle.surface in replies[-1].text
+    assert len(set(host.agent.session_ids)) == total
+    await host.ask("message", "再来一个")
+    assert tool_results(fake.requests[-1])[0]["outcome"] == "no_more"
+
+
+async def test_played_puzzles_persist_across_sessions(game, home, module) -> None:
+    offline = LLMSettings()
+    first = Host(game, offline)
+    await first.ask("start", ctx="a")
+    await first.ask("message", "再来一个", ctx="a")
+    await first.ask("end", ctx="a")
+    played = set(first.agent.session_ids)
+    assert len(played) == 2
+    path = home / "data" / "turtle_soup" / "played.json"
+    assert set(json.loads(path.read_text(encoding="utf-8"))["played"]) == played
+    second = Host(game, offline)
+    await second.ask("start", ctx="b")
+    assert second.agent.puzzle.id not in played
+    assert not list(path.parent.glob("*.tmp"))  # temp files are renamed, not left behind
+
+
+async def test_when_every_puzzle_was_played_the_record_starts_over(game, home, module) -> None:
+    ids = [p.id for p in module.agent.PUZZLES]
+    path = home / "data" / "turtle_soup" / "played.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"played": ids}), encoding="utf-8")
+    host = Host(game, LLMSettings())
+    await host.ask("start")
+    assert json.loads(path.read_text(encoding="utf-8"))["played"] == [host.agent.puzzle.id]
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"played": "x"}'])
+async def test_a_corrupt_record_does_not_stop_the_game(game, home, content) -> None:
+    path = home / "data" / "turtle_soup" / "played.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(content, encoding="utf-8")
+    host = Host(game, LLMSettings())
+    replies = await host.ask("start")
+    assert host.agent.puzzle.surface in replies[-1].text
+
+
+# --------------------------------------------------------------------------- chit-chat, end
+
+
+async def test_chit_chat_makes_no_judge_call(game, fake) -> None:
+    host = await started(game, fake)
+    fake.push(Reply("你好呀！我们接着猜吧。"))
+    replies = await host.ask("message", "小懒你今天开心吗")
+    assert replies[-1].text == "你好呀！我们接着猜吧。"
+    assert len(fake.requests) == 2
+    assert all(is_host(r) for r in fake.requests)
+    assert host.agent.questions == 0
+
+
+async def test_end_during_a_slow_judge_cancels_it_and_reveals_the_bottom(game, fake) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    judging = trio.Event()
+
+    def hang(request: dict[str, Any]) -> Hang:
+        judging.set()
+        return Hang()
+
+    fake.push(Reply(tool_calls=[("ask_question", {})]), hang, Reply("下次再玩。"))
+    pending: list[list[GameReply]] = []
+    async with trio.open_nursery() as nursery:
+
+        async def question() -> None:
+            pending.append(await host.ask("message", "他是不是在晾伞"))
+
+        nursery.start_soon(question)
+        with trio.fail_after(5):
+            await judging.wait()  # the judge call is in flight
+            assert system_of(fake.requests[-1]) != system_of(fake.requests[0])
+            end = await host.ask("end", "结束游戏")
+    assert pending[0][-1].text == INTERRUPTED
+    assert puzzle.bottom not in "".join(r.text for r in pending[0])
+    assert end[-1].text == f"下次再玩。这道汤的汤底是：{puzzle.bottom}"
+    assert end[-1].session == "ended"
+    assert host.agent.questions == 0
+    assert host.agent.judge_model is None
+
+
+async def test_a_slow_judge_says_wait_first(game, fake, module, monkeypatch) -> None:
+    monkeypatch.setattr(module.agent.GameAgent, "SOOTHE_AFTER", 0.05)
+    host = await started(game, fake)
+    fake.push(Reply(tool_calls=[("ask_question", {})]), Reply('{"verdict": "no", "solved": false}', delay=0.3),
+              Reply("不是。"))  # fmt: skip
+    replies = await host.ask("message", "是不是下雨了")
+    assert [r.text for r in replies] == ["让我想一想。", "不是。"]
+
+
+async def test_end_sums_up(game, fake) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    for v in ("no", "yes"):
+        fake.push(Reply(tool_calls=[("ask_question", {})]), verdict(v), Reply("嗯。"))
+        await host.ask("message", "问一个问题吗")
+    fake.push(Reply("这一局就到这里。"))
+    end = await host.ask("end", "结束游戏")
+    result = user_events(fake.requests[-1])[-1]["result"]
+    assert result["questions"] == 2
+    assert result["solved"] == 0
+    assert result["puzzles"] == 1
+    assert result["bottom"] == puzzle.bottom
+    assert result["message"] == "这一局你一共问了两个问题，喝了一道汤，这次没有解开，下次加油。"
+    assert puzzle.bottom in end[-1].text
+    assert end[-1].session == "ended"
+
+
+async def test_the_host_never_sees_the_unrevealed_bottom(game, fake) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    said: list[str] = []
+    script = [
+        ("他是男孩吗", [Reply(tool_calls=[("ask_question", {})]), verdict("no"), Reply("不是。")]),
+        (
+            "和天气有关吗",
+            [Reply(tool_calls=[("ask_question", {})]), verdict("close"), Reply("很接近了！")],
+        ),
+        ("给个提示", [Reply(tool_calls=[("get_hint", {})]), Reply("提示来了。")]),
+        (
+            "我猜她在玩",
+            [Reply(tool_calls=[("propose_solution", {})]), verdict("no"), Reply("不对哦。")],
+        ),
+        ("你喜欢吃什么", [Reply("我喜欢电。我们接着猜吧。")]),
+        (
+            "嗯嗯",
+            [Reply(tool_calls=[("ask_question", {})]), Reply("乱七八糟"), Reply("再说一次？")],
+        ),
+    ]
+    for text, items in script:
+        fake.push(*items)
+        said += [r.text for r in await host.ask("message", text)]
+    secrets = [puzzle.bottom, *puzzle.key_points]
+    host_requests = [r for r in fake.requests if is_host(r)]
+    assert len(host_requests) < len(fake.requests)  # the judge was asked too
+    for request in host_requests:
+        assert not any(secret in request_text(request) for secret in secrets)
+    assert not any(puzzle.bottom in text for text in said)
+    fake.push(Reply(tool_calls=[("give_up", {})]), Reply("好的。"))
+    replies = await host.ask("message", "我放弃")
+    assert puzzle.bottom in replies[-1].text
+
+
+# --------------------------------------------------------------------------- bad judges
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Reply("嗯，我觉得答案是是"),
+        Reply('{"verdict": "maybe", "solved": false}'),
+        Reply('{"solved": true}'),
+        Reply('["yes"]'),
+        Reply(""),
+        Garbage(b"{not json"),
+        Fail(500, headers=NO_RETRY),
+    ],
+    ids=["prose", "unknown-verdict", "no-verdict", "list", "empty", "garbage-body", "http-500"],
+)
+async def test_an_unusable_judge_answer_asks_the_user_to_rephrase(game, fake, module, bad) -> None:
+    host = await started(game, fake)
+    fake.push(Reply(tool_calls=[("ask_question", {})]), bad, Reply("能换个说法吗？"))
+    replies = await host.ask("message", "他是不是在晾伞")
+    assert tool_results(fake.requests[-1]) == [
+        {"outcome": "unclear", "message": module.agent.ASK_AGAIN}
+    ]
+    assert replies[-1].text == "能换个说法吗？"
+    assert replies[-1].session == "active"
+    assert host.agent.questions == 0
+    assert not host.agent.revealed
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"verdict": "yes", "solved": false}', ("yes", False)),
+        ('```json\n{"verdict": "close", "solved": false}\n```', ("close", False)),
+        ('判定：{"verdict": "NO", "solved": "false"}。', ("no", False)),
+        ('{"verdict": "不重要", "solved": false}', ("irrelevant", False)),
+        ('{"verdict": "很接近了"}', ("close", False)),
+        ('{"verdict": "yes", "solved": "true"}', ("yes", True)),
+        ('{"verdict": "unclear", "solved": false}', ("unclear", False)),
+        ('{"verdict": "yes", "solved": "perhaps"}', ("yes", False)),
+    ],
+)
+def test_parse_verdict_is_lenient_about_form(module, text, expected) -> None:
+    parsed = module.referee.parse_verdict(text)
+    assert (parsed.verdict, parsed.solved) == expected
+
+
+@pytest.mark.parametrize("text", ["", "yes", "{", '{"verdict": 1}', '{"verdict": "maybe"}', "null"])
+def test_parse_verdict_rejects_garbage(module, text) -> None:
+    assert module.referee.parse_verdict(text) is None
+
+
+# --------------------------------------------------------------------------- offline
+
+
+def umbrella(module: Any) -> Any:
+    return next(p for p in module.agent.PUZZLES if p.id == "umbrella_indoors")
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "expected"),
+    [
+        ("question", "他是不是在晾伞", ("close", False)),
+        ("question", "伞是湿的吗", ("close", False)),
+        ("question", "是不是下雨了", ("yes", False)),
+        ("question", "她喜欢红色吗", ("irrelevant", False)),
+        ("question", "嗯", ("unclear", False)),
+        ("question", "伞湿了，她撑开是为了晾干", ("yes", True)),
+        ("solution", "伞是湿的，她撑开伞是为了晾干伞", ("yes", True)),
+        ("solution", "伞是湿的", ("close", False)),
+        ("solution", "她在玩游戏", ("no", False)),
+    ],
+)
+def test_offline_referee_is_a_rough_overlap_judge(module, kind, text, expected) -> None:
+    got = module.referee.offline_verdict(umbrella(module), kind, text)
+    assert (got.verdict, got.solved) == expected
+
+
+async def test_an_offline_session_plays_end_to_end(game, home, module) -> None:
+    # Everything but the umbrella puzzle was played before, so the game starts with it.
+    ids = [p.id for p in module.agent.PUZZLES if p.id != "umbrella_indoors"]
+    path = home / "data" / "turtle_soup" / "played.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"played": ids}), encoding="utf-8")
+    host = Host(game, LLMSettings())
+    puzzle = umbrella(module)
+
+    start = await host.ask("start", "玩海龟汤")
+    assert puzzle.surface in start[-1].text
+    close = await host.ask("message", "他是不是在晾伞")
+    assert close[-1].text == "很接近了！"
+    hint = await host.ask("message", "给个提示")
+    assert hint[-1].text == puzzle.hints[0]
+    chat = await host.ask("message", "她喜欢红色吗")
+    assert chat[-1].text == "这个不重要。"
+    solved = await host.ask("message", "伞湿了，她撑开是为了晾干")
+    assert puzzle.bottom in solved[-1].text
+    assert "expression_runtime.start" in calls(solved[-1])
+    again = await host.ask("message", "再来一个")
+    second = host.agent.puzzle
+    assert second.id != puzzle.id
+    assert second.surface in again[-1].text
+    gave_up = await host.ask("message", "我放弃")
+    assert second.bottom in gave_up[-1].text
+    end = await host.ask("end", "结束游戏")
+    assert end[-1].text == "这一局你一共问了三个问题，喝了两道汤，解开了一道。"
+    assert end[-1].session == "ended"
+    assert host.agent.judge_model is None  # offline judging needs no model
+
+
+async def test_an_offline_end_reveals_the_unrevealed_bottom(game) -> None:
+    host = Host(game, LLMSettings())
+    await host.ask("start")
+    puzzle = host.agent.puzzle
+    end = await host.ask("end", "结束游戏")
+    assert puzzle.bottom in end[-1].text
+    assert end[-1].session == "ended"

@@ -1,0 +1,411 @@
+"""``agentcade check``: every rule fails on a broken game and passes on a good one.
+
+Folder rules use copies of the probe game; session rules use small in-process handlers
+behind our A2A server (fast) and two games written directly on a2a-sdk's server
+(``tests/check_peers``, one subprocess each for the whole module).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from agentcade import check as check_mod
+from agentcade.a2a.card import build_card
+from agentcade.a2a.client import A2AClient
+from agentcade.a2a.server import serve_a2a
+from agentcade.check import RULES, CheckResult, catalog_entry, run_check, to_junit
+from agentcade.commands import check as check_cmd
+from agentcade.protocol import Directive, GameInput, GameReply
+from tests.a2a_peers import FakeSkill
+from tests.check_peers import PeerProcess
+
+ROOT = Path(__file__).resolve().parents[1]
+RIDDLE = ROOT / "games" / "riddle"
+GOOD_SKILL = FakeSkill(required_capabilities=("motion",), author="tests", homepage="https://example.org/g")
+
+
+@pytest.fixture(autouse=True)
+def _no_public_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PUBLIC_URL", raising=False)
+    monkeypatch.delenv("SPACE_HOST", raising=False)
+
+
+@pytest.fixture(scope="module")
+def peers() -> Any:
+    with PeerProcess("compliant") as good, PeerProcess("violating") as bad:
+        yield {"compliant": good.url, "violating": bad.url}
+
+
+# --- a configurable game behind our own server ---------------------------------------------
+
+Behaviour = Callable[[str, GameInput, Any], Any]
+
+
+class Scripted:
+    """A compliant game; ``overrides[kind]`` replaces what it does for one kind of input."""
+
+    def __init__(self, **overrides: Behaviour) -> None:
+        self.live: set[str] = set()
+        self.overrides = overrides
+
+    def has_session(self, context_id: str) -> bool:
+        return context_id in self.live
+
+    async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
+        if game_input.kind == "start":
+            self.live.add(context_id)
+        elif context_id not in self.live:  # the check's message to a missing session
+            await emit(GameReply(text="结束了", session="ended"), True)
+            return
+        override = self.overrides.get(game_input.kind)
+        if override is not None:
+            await override(context_id, game_input, emit)
+            return
+        if game_input.kind == "start":
+            await emit(GameReply(text="开始啦"), True)
+        elif game_input.kind == "end":
+            self.live.discard(context_id)
+            await emit(GameReply(text="再见", session="ended"), True)
+        else:
+            await emit(GameReply(text="不对哦"), True)
+
+
+async def serve(nursery: trio.Nursery, handler: Any, *, card: Callable[[int], dict] | None = None,
+                **card_kw: Any) -> str:
+    def make(port: int) -> dict:
+        if card is not None:
+            return card(port)
+        return build_card(GOOD_SKILL, f"http://127.0.0.1:{port}/", **card_kw)
+
+    listeners = await nursery.start(serve_a2a, handler, make, 0)
+    return f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+
+
+async def check_url(nursery: trio.Nursery, handler: Any = None, **kw: Any) -> CheckResult:
+    timeout = kw.pop("timeout", 5.0)
+    url = await serve(nursery, handler or Scripted(), **kw)
+    return await run_check(url, timeout=timeout)
+
+
+def statuses(result: CheckResult, rule: str) -> set[str]:
+    return set(result.statuses(rule))
+
+
+# --- folder checks -------------------------------------------------------------------------
+
+
+def game_copy(tmp_path: Path, name: str = "riddle") -> Path:
+    """A copy of the riddle game (not under games/, so it is not a built-in)."""
+    dest = tmp_path / name
+    shutil.copytree(RIDDLE, dest, ignore=shutil.ignore_patterns("__pycache__", ".env"))
+    return dest
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+async def test_builtin_riddle_passes_offline() -> None:
+    result = await run_check(str(ROOT / "games" / "riddle"))
+    assert result.passed, result.problems()
+    assert result.problems() == []
+    assert result.offline
+    rules = {f.rule for f in result.findings}
+    # every rule a folder check can report ran and passed
+    assert rules == set(RULES)
+    assert all(f.status == "pass" for f in result.findings)
+    entry = catalog_entry(result)
+    assert entry is not None
+    assert entry["id"] == "riddle"
+    assert entry["author"] == "agentcade"
+
+
+async def test_game_copy_passes(tmp_path: Path) -> None:
+    result = await run_check(str(game_copy(tmp_path)))
+    assert result.problems() == []
+    assert "SKILL-ID-FOLDER" not in {f.rule for f in result.findings}  # not a built-in
+
+
+async def test_game_load_fails_on_syntax_error(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    (game / "agent.py").write_text("def broken(:\n", encoding="utf-8")
+    result = await run_check(str(game))
+    assert result.statuses("GAME-LOAD") == ["fail"]
+    assert not result.passed
+    assert set(result.statuses("CARD-READABLE")) == {"skip"}
+
+
+async def test_skill_problems_keep_their_rule_ids(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    skill = game / "SKILL.md"
+    edit(skill, "summary: 我出一个谜语，你来猜谜底", "summary: " + "很长" * 20)
+    edit(skill, "author: agentcade\n", "")
+    result = await run_check(str(game))
+    assert result.statuses("SKILL-SUMMARY-LENGTH") == ["fail"]
+    assert result.statuses("SKILL-AUTHOR-MISSING") == ["warn"]
+    assert result.statuses("GAME-LOAD") == ["skip"]
+    assert not result.passed
+
+
+async def test_tools_definition_fails(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    edit(game / "agent.py", '    @tool("用户要提示时调用，返回一条提示。")',
+         '    @tool("坏工具。")\n    def bad(self, n):\n        return {}\n\n'
+         '    @tool("用户要提示时调用，返回一条提示。")')
+    result = await run_check(str(game))
+    assert result.statuses("TOOLS-DEFINITION") == ["fail"]
+    assert result.statuses("GAME-LOAD") == ["pass"]
+
+
+async def test_skill_tool_missing_and_unmentioned(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    edit(game / "SKILL.md", "调用 get_hint，", "调用 get_hints，")
+    result = await run_check(str(game))
+    assert result.statuses("SKILL-TOOL-MISSING") == ["fail"]
+    assert result.statuses("TOOLS-UNMENTIONED") == ["warn"]
+    assert "get_hints" in next(f.message for f in result.findings if f.rule == "SKILL-TOOL-MISSING")
+    assert "'get_hint'" in next(f.message for f in result.findings if f.rule == "TOOLS-UNMENTIONED")
+
+
+# --- games written on a2a-sdk directly -----------------------------------------------------
+
+
+async def test_compliant_sdk_peer_passes(peers: dict[str, str]) -> None:
+    result = await run_check(peers["compliant"], timeout=10)
+    assert result.problems() == []
+    assert result.passed
+    for rule in ("CARD-STREAMING", "SESSION-MESSAGE-REPLY", "SESSION-END-ENDED",
+                 "DIRECTIVE-UNDECLARED", "SKILL-AUTHOR-MISSING", "SKILL-CAPABILITY-UNKNOWN"):
+        assert result.statuses(rule) == ["pass"], rule
+
+
+async def test_violating_sdk_peer_reports_exactly_its_violations(peers: dict[str, str]) -> None:
+    result = await run_check(peers["violating"], timeout=10)
+    assert result.problems() == [
+        "CARD-STREAMING",
+        "DIRECTIVE-UNDECLARED",
+        "SESSION-END-ENDED",
+        "SESSION-MESSAGE-REPLY",
+    ]
+    assert all(f.level == "fail" for f in result.findings if f.status != "pass")
+    assert not result.passed
+
+
+# --- card rules ----------------------------------------------------------------------------
+
+
+async def test_card_readable_fails_when_nothing_listens() -> None:
+    from tests.a2a_peers import free_port
+
+    result = await run_check(f"http://127.0.0.1:{free_port()}/", timeout=2)
+    assert result.statuses("CARD-READABLE") == ["fail"]
+    assert set(result.statuses("SESSION-START-REPLY")) == {"skip"}
+
+
+async def test_url_https_warns_for_public_http() -> None:
+    result = CheckResult("http://192.0.2.1/")
+    await check_mod.check_session(result, "http://192.0.2.1/", client=A2AClient(connect_timeout=0.2))
+    assert result.statuses("URL-HTTPS") == ["warn"]
+    assert result.statuses("CARD-READABLE") == ["fail"]
+
+
+async def test_card_protocol_fails_without_common_version(nursery: trio.Nursery) -> None:
+    result = await check_url(nursery, protocols=["agentcade/9"])
+    assert result.statuses("CARD-PROTOCOL") == ["fail"]
+    assert set(result.statuses("SESSION-START-REPLY")) == {"skip"}
+
+
+async def test_protocol_sunset_warns_with_date(nursery: trio.Nursery) -> None:
+    result = await check_url(nursery, protocols=["desktop-game/5"])
+    assert result.statuses("CARD-PROTOCOL") == ["pass"]
+    assert result.statuses("PROTOCOL-SUNSET") == ["warn"]
+    assert "2027-03-31" in next(f.message for f in result.findings if f.rule == "PROTOCOL-SUNSET")
+
+
+async def test_card_url_mismatch_warns(nursery: trio.Nursery) -> None:
+    result = await check_url(nursery, card=lambda port: build_card(GOOD_SKILL, "https://elsewhere.example/"))
+    assert result.statuses("CARD-URL-MISMATCH") == ["warn"]
+    assert result.passed  # requests still go to the entered address
+
+
+async def test_card_declaration_warnings_for_urls(nursery: trio.Nursery) -> None:
+    skill = FakeSkill(required_capabilities=("speaker",), author=None)
+    result = await check_url(nursery, card=lambda port: build_card(skill, f"http://127.0.0.1:{port}/"))
+    assert result.statuses("SKILL-AUTHOR-MISSING") == ["warn"]
+    assert result.statuses("SKILL-CAPABILITY-UNKNOWN") == ["warn"]
+    assert result.passed
+
+
+async def test_scripted_game_passes_every_session_rule(nursery: trio.Nursery) -> None:
+    result = await check_url(nursery)
+    assert result.problems() == []
+    for rule in check_mod._SESSION_RULES:
+        assert result.statuses(rule) == ["pass"], rule
+
+
+# --- session rules -------------------------------------------------------------------------
+
+
+async def _fail(context_id: str, game_input: GameInput, emit: Any) -> None:
+    raise RuntimeError("boom")
+
+
+async def test_session_start_and_end_reply_fail(nursery: trio.Nursery) -> None:
+    result = await check_url(nursery, Scripted(start=_fail, end=_fail))
+    assert result.statuses("SESSION-START-REPLY") == ["fail"]
+    assert result.statuses("SESSION-END-REPLY") == ["fail"]
+    assert result.statuses("SESSION-END-ENDED") == ["skip"]
+
+
+async def test_reply_format_fails(nursery: trio.Nursery) -> None:
+    async def bad(context_id: str, game_input: GameInput, emit: Any) -> None:
+        await emit(GameReply.model_construct(protocol="agentcade/1", text="嗯", directives=[],
+                                             session="paused"), True)
+
+    result = await check_url(nursery, Scripted(message=bad))
+    assert "fail" in result.statuses("REPLY-FORMAT")
+    assert result.statuses("SESSION-MESSAGE-REPLY") == ["fail"]
+
+
+class TypoReply(GameReply):
+    def to_wire(self) -> dict[str, Any]:
+        return {**super().to_wire(), "sesion": "ended"}
+
+
+async def test_reply_unknown_field_warns(nursery: trio.Nursery) -> None:
+    async def typo(context_id: str, game_input: GameInput, emit: Any) -> None:
+        await emit(TypoReply(text="不对哦"), True)
+
+    result = await check_url(nursery, Scripted(message=typo))
+    assert result.statuses("REPLY-UNKNOWN-FIELD") == ["warn"]
+    assert "sesion" in next(f.message for f in result.findings if f.rule == "REPLY-UNKNOWN-FIELD")
+    assert result.passed
+
+
+async def test_reply_ended_early_fails(nursery: trio.Nursery) -> None:
+    async def early(context_id: str, game_input: GameInput, emit: Any) -> None:
+        await emit(GameReply(text="稍等", session="ended"), False)
+        await emit(GameReply(text="不对哦"), True)
+
+    result = await check_url(nursery, Scripted(message=early))
+    assert result.statuses("REPLY-ENDED-EARLY") == ["fail"]
+
+
+async def test_reply_first_slow_warns(nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(check_mod, "FIRST_REPLY_SLOW", 0.05)
+
+    async def slow(context_id: str, game_input: GameInput, emit: Any) -> None:
+        await trio.sleep(0.2)
+        await emit(GameReply(text="不对哦"), True)
+
+    result = await check_url(nursery, Scripted(message=slow))
+    assert result.statuses("REPLY-FIRST-SLOW") == ["warn"]
+    assert result.passed
+
+
+async def test_session_missing_ended_fails(nursery: trio.Nursery) -> None:
+    from tests.a2a_peers import EchoHandler  # answers every message "active"
+
+    result = await check_url(nursery, EchoHandler())
+    assert result.statuses("SESSION-MISSING-ENDED") == ["fail"]
+    assert result.statuses("SESSION-END-ENDED") == ["pass"]
+
+
+async def test_session_timeout_fails(nursery: trio.Nursery) -> None:
+    async def forever(context_id: str, game_input: GameInput, emit: Any) -> None:
+        await trio.sleep_forever()
+
+    result = await check_url(nursery, Scripted(message=forever), timeout=0.5)
+    assert result.statuses("SESSION-TIMEOUT") == ["fail"]
+    assert result.statuses("SESSION-MESSAGE-REPLY") == ["fail"]
+
+
+async def test_directive_invalid_fails(nursery: trio.Nursery) -> None:
+    async def wild(context_id: str, game_input: GameInput, emit: Any) -> None:
+        turn = Directive(call="motion.move_to", kwargs={"pan_deg": 999, "tilt_deg": 115})
+        spy = Directive(call="camera.capture")
+        await emit(GameReply(directives=[turn, spy]), False)
+        await emit(GameReply(text="不对哦"), True)
+
+    result = await check_url(nursery, Scripted(message=wild))
+    assert result.statuses("DIRECTIVE-INVALID") == ["fail", "fail"]
+    assert result.statuses("DIRECTIVE-UNDECLARED") == ["pass"]
+
+
+# --- command, reports ----------------------------------------------------------------------
+
+
+def _args(game: str, tmp_path: Path, **kw: Any) -> argparse.Namespace:
+    return argparse.Namespace(game=game, say="我猜是水", timeout=10.0,
+                              report=str(tmp_path / "report.json"), junit=str(tmp_path / "junit.xml"),
+                              **kw)
+
+
+def test_command_exit_codes_and_reports(peers: dict[str, str], tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert check_cmd.run(_args(peers["compliant"], tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" in out
+    assert '"reviewed_version": "0.1.0"' in out  # the catalog entry
+
+    assert check_cmd.run(_args(peers["violating"], tmp_path)) == 1
+    out = capsys.readouterr().out
+    assert "✗ CARD-STREAMING" in out
+    assert "fix:" in out
+    assert "FAILED: 4 failed" in out
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert set(report) == {"target", "passed", "findings"}
+    assert report["passed"] is False
+    assert report["target"] == peers["violating"]
+    for finding in report["findings"]:
+        assert set(finding) == {"rule", "level", "status", "message", "fix"}
+    failed = {f["rule"] for f in report["findings"] if f["status"] == "fail"}
+    assert failed == {"CARD-STREAMING", "DIRECTIVE-UNDECLARED", "SESSION-END-ENDED",
+                      "SESSION-MESSAGE-REPLY"}
+
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    assert root.tag == "testsuites"
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert len(cases) == len({f["rule"] for f in report["findings"]}) == int(suite.get("tests", "0"))
+    failures = [c for c in cases if c.find("failure") is not None]
+    assert {c.get("name") for c in failures} == failed
+    assert suite.get("failures") == root.get("failures") == "4"
+
+
+def test_junit_warnings_and_skips() -> None:
+    result = CheckResult("x")
+    result.problem("URL-HTTPS", "http", "use https")
+    result.skip("CARD-READABLE", "not checked")
+    result.ok("CARD-STREAMING")
+    root = ET.fromstring(to_junit(result).split("\n", 1)[1])
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["URL-HTTPS"].find("failure") is None
+    assert "use https" in (cases["URL-HTTPS"].findtext("system-out") or "")
+    assert cases["CARD-READABLE"].find("skipped") is not None
+    assert root.get("skipped") == "1"
+    assert root.get("failures") == "0"
+    assert result.passed
+
+
+def test_cli_main_runs_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentcade.cli import main
+
+    try:
+        code = main(["check", str(ROOT / "games" / "riddle")])
+    except ImportError as exc:  # another subcommand module is mid-edit
+        pytest.skip(f"agentcade.cli cannot build its parser: {exc}")
+    assert code == 0
+    assert "PASSED" in capsys.readouterr().out

@@ -1,0 +1,364 @@
+"""你画我猜：小懒在屏幕上逐笔画一个动物，用户来猜。
+
+一局 ``QUESTIONS`` 题，同一局游戏里不重复。越早猜对得分越高：没猜错也没要提示就猜对得
+三分，猜错过一次或者要过一条提示得两分，再往后得一分。答案只在实例属性里，从不进
+``state()``；判定用 ``is_match`` 读用户原话。
+
+Theory of operation:
+
+* ``_draw_next`` is the only place a question starts: it says a line first (drawing takes
+  a few seconds), shows a progress bar while it picks the animal and builds the stroke
+  steps, then draws stroke by stroke (each stroke is sent at once). The animal becomes
+  ``self.current`` only when drawing begins, so an ``end`` that cancels the preparation
+  never reveals a picture nobody saw.
+* Every reveal that code must guarantee is either said with ``turn.say`` (skip: the
+  answer, then the next drawing) or registered with ``turn.must_say`` (``on_end`` and
+  ``end_game``).
+* Results carry a short ``message`` in spoken Chinese, so the offline model (which reads
+  ``message``/``hint`` aloud) plays sensibly too.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+from typing import Any, ClassVar
+
+import trio
+
+from agentcade import effects
+from agentcade.judge import is_match, normalize
+from agentcade.skill import Skill
+from agentcade.skill_agent import SkillAgent
+from agentcade.tools import tool
+from agentcade.vector import VectorError, encode_vector
+
+from .config import Settings
+from .drawings import ANIMALS, Animal
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+QUESTIONS = 5
+"""Questions in one round."""
+POINTS = (3, 2, 1)
+"""Points for a right guess after 0, 1, 2+ misses (wrong guesses plus hints)."""
+PROGRESS_SECONDS = 2
+
+_DIGITS = "零一二三四五六七八九"
+
+# Non-guesses that reach submit_answer (a model that routes every utterance there, like the
+# offline one, or a real model's slip). Checked only after the answer did not match.
+_SKIP_WORDS = ("跳过", "放弃", "不猜了", "猜不出", "猜不到", "告诉我答案", "公布答案")
+_SKIP_EXACT = ("不知道", "我不知道", "不会", "我不会")
+_HINT_WORDS = ("提示", "线索")
+_QUIT_WORDS = ("不玩了", "结束游戏", "退出游戏")
+_PROGRESS_WORDS = ("几分", "多少分", "得分", "第几题", "几题")
+_LOOK_WORDS = ("没看清", "看不清", "再看", "再给我看")
+_YES_EXACT = ("好", "好的", "好呀", "好啊", "要", "要的", "来吧", "继续", "可以", "行", "来")
+"""After a right answer we ask "要不要来下一题？": these answers mean the next question."""
+
+
+def spoken(n: int) -> str:
+    """Chinese numerals for 0..99 as people say them: 三、十、十五、二十."""
+    if n < 10:
+        return _DIGITS[n]
+    tens, ones = divmod(n, 10)
+    return ("" if tens == 1 else _DIGITS[tens]) + "十" + (_DIGITS[ones] if ones else "")
+
+
+def _count(n: int) -> str:
+    """``n`` before a measure word: 两题, not 二题."""
+    return "两" if n == 2 else spoken(n)
+
+
+def shuffled_animals() -> list[Animal]:
+    """The session's deck: every animal once, in random order (tests replace this)."""
+    return random.sample(ANIMALS, len(ANIMALS))
+
+
+def _safe_hints(animal: Animal) -> list[str]:
+    """The animal's hints, minus any that would give away a character of the answer."""
+    return [
+        h
+        for h in animal.hints
+        if not any(ch in h for ch in animal.answer) and not any(a in h for a in animal.aliases)
+    ]
+
+
+class GameAgent(SkillAgent):
+    skill = Skill.load(HERE / "SKILL.md")
+    config = Settings
+
+    draw_interval: ClassVar[float] = 0.5
+    """Seconds between strokes."""
+    prepare_pause: ClassVar[float] = 0.5
+    """How long the progress bar shows before the first stroke (tests set 0)."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.deck: list[Animal] = shuffled_animals()
+        self.current: Animal | None = None  # 答案：只在这里，不进 state()
+        self.drawing: str | None = None  # the current picture, encoded for the screen
+        self.solved = True  # the current question is answered or revealed
+        self.number = 0  # question number in this round
+        self.score = self.right = self.skipped = 0
+        self.tries = 0  # wrong guesses on this question
+        self.hints = 0  # hints given on this question
+
+    # -- what the model sees ---------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        # 只放用户已经知道的：第几题、得分、猜错几次、用了几条提示。答案绝对不放。
+        return {
+            "第几题": self.number,
+            "一共几题": QUESTIONS,
+            "得分": self.score,
+            "猜对几题": self.right,
+            "跳过几题": self.skipped,
+            "这题猜错次数": self.tries,
+            "这题用了几条提示": self.hints,
+            "这题已经揭晓": self.solved,
+        }
+
+    # -- hooks -----------------------------------------------------------------------
+
+    async def on_start(self, turn) -> dict:
+        result = await self._draw_next(turn, "好呀，我来画一个动物，你猜猜是什么。")
+        rules = (
+            f"一共{_count(QUESTIONS)}题。一次就猜对得{_count(POINTS[0])}分，"
+            f"猜错过或者要过提示再猜对得{_count(POINTS[1])}分，再往后得{_count(POINTS[2])}分。"
+        )
+        return {
+            **result,
+            "rules": rules,
+            "message": f"画好啦，就在屏幕上。{rules}你猜这是什么动物？",
+        }
+
+    async def on_end(self, turn) -> dict:
+        return self._end(turn)
+
+    # -- tools -----------------------------------------------------------------------
+
+    @tool("用户要从头开始、重新来一局时调用：分数清零，重新画第一题。")
+    async def start_game(self, turn) -> dict:
+        reveal = self._reveal_line()
+        self.number = self.score = self.right = self.skipped = 0
+        return await self._draw_next(turn, f"{reveal}好，我们重新开始，我来画一个，你猜猜是什么。")
+
+    @tool("用户猜屏幕上画的是什么动物时调用，判断对不对（直接读取用户原话，不用传参数）。")
+    async def submit_answer(self, turn) -> dict:
+        if turn.judged:
+            return {"outcome": "already_judged"}
+        turn.judged = True
+        animal = self.current
+        if (
+            animal is not None
+            and not self.solved
+            and is_match(turn.text, animal.answer, animal.aliases)
+        ):
+            return await self._right(turn, animal)
+        routed = await self._not_a_guess(turn)
+        if routed is not None:
+            return routed
+        if animal is None or self.solved:
+            return {"outcome": "no_question", "message": "这题已经揭晓了，说下一题我就接着画。"}
+        self.tries += 1
+        await effects.react(self.robot, "sorry", "shake_head", then=self.drawing)
+        if self.tries >= 3:
+            message = "还不对哦。要不要听个提示，或者说跳过？"
+        else:
+            message = "不对哦，再看看，也可以要个提示。"
+        return {"correct": False, "tries": self.tries, "message": message}
+
+    async def _not_a_guess(self, turn) -> dict | None:
+        """Requests that reached submit_answer instead of their own tool; None for a guess."""
+        text = normalize(turn.text)
+        if not text:
+            return {"outcome": "not_a_guess", "message": "我没听清，你猜是什么动物？"}
+        if any(w in text for w in _QUIT_WORDS):
+            return self._end(turn)
+        if any(w in text for w in _SKIP_WORDS) or text in _SKIP_EXACT:
+            return await self._skip(turn)
+        if any(w in text for w in _HINT_WORDS):
+            return self._hint()
+        if any(w in text for w in _PROGRESS_WORDS):
+            return self._progress()
+        if any(w in text for w in _LOOK_WORDS):
+            return await self._show()
+        if self.solved and self.current is not None and text in _YES_EXACT:
+            return await self._next(turn)
+        return None
+
+    @tool("用户要提示时调用，返回一条提示（越往后越具体）。")
+    def get_hint(self) -> dict:
+        return self._hint()
+
+    @tool("用户猜不出来、要跳过、放弃或者问答案时调用：说出这题的答案，再画下一题。")
+    async def skip_question(self, turn) -> dict:
+        return await self._skip(turn)
+
+    @tool("这一题猜对以后，用户要下一题、再来一个时调用，画下一题。")
+    async def next_question(self, turn) -> dict:
+        return await self._next(turn)
+
+    @tool("用户说没看清、要再看看那幅画时调用，把这题的画重新放到屏幕上。")
+    async def show_drawing(self) -> dict:
+        return await self._show()
+
+    @tool("用户问第几题了、答了几题、得了几分时调用。")
+    def show_progress(self) -> dict:
+        return self._progress()
+
+    @tool("用户说不玩了、要结束这一局时调用：说出没猜出来的答案和成绩，结束游戏。")
+    def end_game(self, turn) -> dict:
+        return self._end(turn)
+
+    # -- the game --------------------------------------------------------------------
+
+    def _end(self, turn) -> dict:
+        """The game stops early: reveal an unsolved answer, sum up, end the session."""
+        result: dict[str, Any] = {**self._totals(), "outcome": "round_over"}
+        reveal = ""
+        if self.current is not None and not self.solved:
+            answer = self.current.answer
+            turn.must_say(answer, fallback=f"刚才画的是{answer}。")
+            reveal = f"刚才画的是{answer}。"
+            result["answer"] = answer
+            self.solved = True
+        summary = self._summary(finished=False)
+        turn.must_say(summary)
+        turn.end_session()
+        return {**result, "message": reveal + summary}
+
+    async def _draw_next(self, turn, line: str) -> dict:
+        """Say ``line``, prepare under a progress bar, then draw the next animal."""
+        await turn.say(line)
+        async with effects.Progress(self.robot, PROGRESS_SECONDS):
+            animal, steps = self._prepare()
+            if self.prepare_pause > 0:
+                await trio.sleep(self.prepare_pause)
+        self.current, self.drawing = animal, encode_vector(list(animal.strokes))
+        self.solved = False
+        self.tries = self.hints = 0
+        self.number += 1
+        await effects.draw(self.robot, steps, interval=self.draw_interval)
+        return {
+            "outcome": "new_drawing",
+            "number": self.number,
+            "total": QUESTIONS,
+            "message": f"画好了，这是第{spoken(self.number)}题，你猜是什么动物？",
+        }
+
+    def _prepare(self) -> tuple[Animal, list]:
+        """The next animal from the deck with its stroke steps; skips a broken drawing."""
+        for _ in range(len(ANIMALS)):
+            if not self.deck:  # every animal was drawn: start over, never twice in a row
+                self.deck = [a for a in shuffled_animals() if a is not self.current]
+            animal = self.deck.pop(0)
+            try:
+                return animal, effects.stroke_steps(animal.strokes)
+            except VectorError:
+                log.warning("draw_guess: the drawing of %s breaks the screen limits", animal.answer)
+        raise RuntimeError("no drawable animal")
+
+    async def _right(self, turn, animal: Animal) -> dict:
+        points = POINTS[min(self.tries + self.hints, len(POINTS) - 1)]
+        self.score += points
+        self.right += 1
+        self.solved = True
+        await effects.react(self.robot, "happy", "nod", then=self.drawing)
+        message = (
+            f"猜对了，就是{animal.answer}！得{_count(points)}分，现在一共{_count(self.score)}分。"
+        )
+        result = {"correct": True, "answer": animal.answer, "points": points, "score": self.score}
+        if self.number >= QUESTIONS:
+            over = self._round_over(turn)
+            return {**result, **over, "message": message + over["message"]}
+        return {**result, "message": message + "要不要来下一题？"}
+
+    async def _next(self, turn) -> dict:
+        if self.current is not None and not self.solved:
+            return await self._skip(turn)
+        if self.number >= QUESTIONS:
+            return self._round_over(turn)
+        return await self._draw_next(
+            turn, f"好，第{spoken(self.number + 1)}题，我来画，你猜猜是什么。"
+        )
+
+    async def _skip(self, turn) -> dict:
+        """Reveal the current answer (said at once), then draw the next one or finish."""
+        if self.current is None:
+            return {"outcome": "no_question", "message": "现在还没有题呢。"}
+        answer = None
+        if not self.solved:
+            answer = self.current.answer
+            self.skipped += 1
+            self.solved = True
+        if self.number >= QUESTIONS:
+            if answer is not None:
+                await turn.say(f"刚才画的是{answer}。")
+            over = self._round_over(turn)
+            return {**over, "answer": answer} if answer else over
+        reveal = f"刚才画的是{answer}。" if answer else ""
+        result = await self._draw_next(turn, f"{reveal}我再画一个，你猜猜是什么。")
+        return {**result, "answer": answer} if answer else result
+
+    async def _show(self) -> dict:
+        if self.drawing is None:
+            return {"outcome": "no_drawing", "message": "现在屏幕上还没有画呢。"}
+        await effects.show(self.robot, self.drawing)
+        return {"outcome": "shown", "message": "画在屏幕上了，你再仔细看看。"}
+
+    def _progress(self) -> dict:
+        return {
+            **self._totals(),
+            "message": f"现在是第{spoken(self.number)}题，一共{_count(QUESTIONS)}题。{self._score_line()}",
+        }
+
+    def _hint(self) -> dict:
+        if self.current is None or self.solved:
+            return {"outcome": "no_question", "message": "这题已经揭晓了，说下一题我就接着画。"}
+        hints = _safe_hints(self.current)
+        if self.hints >= len(hints):
+            return {"outcome": "no_more_hints", "message": "提示都给完啦，再猜猜，或者说跳过。"}
+        hint = hints[self.hints]
+        self.hints += 1
+        return {"hint": hint, "hints_left": len(hints) - self.hints}
+
+    def _round_over(self, turn) -> dict:
+        turn.end_session()
+        return {**self._totals(), "outcome": "round_over", "message": self._summary(finished=True)}
+
+    def _reveal_line(self) -> str:
+        if self.current is None or self.solved:
+            return ""
+        self.solved = True
+        return f"刚才画的是{self.current.answer}。"
+
+    def _totals(self) -> dict:
+        return {
+            "number": self.number,
+            "total": QUESTIONS,
+            "score": self.score,
+            "right": self.right,
+            "skipped": self.skipped,
+        }
+
+    def _score_line(self) -> str:
+        if self.right == 0:
+            return f"你还没猜对呢，现在是{_count(self.score)}分。"
+        return f"你猜对了{_count(self.right)}题，一共得了{_count(self.score)}分。"
+
+    def _summary(self, finished: bool) -> str:
+        parts = [f"{_count(QUESTIONS)}题都画完啦！" if finished else "这一局就到这里。"]
+        if self.right:
+            parts.append(f"你猜对了{_count(self.right)}题，")
+        if self.skipped:
+            parts.append(f"跳过了{_count(self.skipped)}题，")
+        if self.right:
+            parts.append(f"一共得了{_count(self.score)}分。")
+        else:
+            parts.append("这次还没猜对，没关系，下次加油。")
+        return "".join(parts)

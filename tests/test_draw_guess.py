@@ -1,0 +1,517 @@
+"""你画我猜 (games/draw_guess) through GameHost, with the fake OpenAI server as the model.
+
+The fake model is scripted per test (which tool it calls, what it says), so these tests pin
+down what the game's code guarantees whatever the model does: the drawing, the judging, the
+scores, the reveals, and that nothing unrevealed reaches the model or the family early.
+Drawing intervals are patched to zero so the file runs in a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from agentcade import effects
+from agentcade.device.allowlist import ALLOWED_CALLS
+from agentcade.device.validate import validate_directive
+from agentcade.game.host import INTERRUPTED, GameHost
+from agentcade.game.loader import LoadedGame, load_game
+from agentcade.protocol import Directive, GameInput, GameReply
+from agentcade.vector import encode_vector
+from tests.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai
+
+GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "draw_guess"
+FIRST, SECOND = "长颈鹿", "熊猫"
+ORDER = (FIRST, SECOND, "猫", "狗", "老虎", "大象")
+SAY_FIRST = "好呀，我来画一个动物，你猜猜是什么。"
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def game(monkeypatch: pytest.MonkeyPatch) -> LoadedGame:
+    """The game with instant drawing and a fixed deck: 长颈鹿, 熊猫, 猫, 狗, 老虎, 大象, ..."""
+    loaded = load_game(GAME_DIR, builtin=True)
+    module = sys.modules[loaded.agent_cls.__module__]
+    by_answer = {a.answer: a for a in module.ANIMALS}
+    deck = [by_answer[a] for a in ORDER] + [a for a in module.ANIMALS if a.answer not in ORDER]
+    monkeypatch.setattr(module, "shuffled_animals", lambda: list(deck))
+    monkeypatch.setattr(loaded.agent_cls, "draw_interval", 0.0)
+    monkeypatch.setattr(loaded.agent_cls, "prepare_pause", 0.0)
+    return loaded
+
+
+@pytest.fixture
+async def fake(nursery: trio.Nursery) -> FakeOpenAI:
+    server: FakeOpenAI = await nursery.start(serve_fake_openai)
+    return server
+
+
+def animal(game: LoadedGame, answer: str) -> Any:
+    module = sys.modules[game.agent_cls.__module__]
+    return next(a for a in module.ANIMALS if a.answer == answer)
+
+
+def make_host(fake: FakeOpenAI, game: LoadedGame) -> GameHost:
+    settings = game.agent_cls.config(llm=fake.settings(timeout=5.0))
+    return GameHost(lambda: game.new_agent(settings))
+
+
+async def ask(
+    host: GameHost, kind: str, text: str = "", into: list[GameReply] | None = None
+) -> list[GameReply]:
+    """One request on context "c"; checks the reply contract and returns the replies in order."""
+    got: list[tuple[GameReply, bool]] = []
+
+    async def emit(reply: GameReply, final: bool) -> None:
+        got.append((reply, final))
+        if into is not None:
+            into.append(reply)
+
+    await host.handle("c", GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]
+    assert [f for _, f in got] == [False] * (len(got) - 1) + [True]
+    assert got[-1][0].text.strip()
+    return [r for r, _ in got]
+
+
+async def start(host: GameHost, fake: FakeOpenAI) -> list[GameReply]:
+    fake.push(Reply("画好啦，你猜这是什么动物？"))
+    return await ask(host, "start", "玩你画我猜")
+
+
+def call(tool: str) -> Reply:
+    return Reply(tool_calls=[(tool, {})])
+
+
+def directives(replies: list[GameReply]) -> list[Directive]:
+    return [d for r in replies for d in r.directives]
+
+
+def screen(replies: list[GameReply]) -> list[str]:
+    """Every picture put on the screen, in order."""
+    return [
+        str(d.kwargs["custom_vector_path"])
+        for d in directives(replies)
+        if "custom_vector_path" in d.kwargs
+    ]
+
+
+def moves(replies: list[GameReply]) -> list[tuple[Any, Any]]:
+    return [
+        (d.kwargs["pan_deg"], d.kwargs["tilt_deg"])
+        for d in directives(replies)
+        if d.call == "motion.move_to"
+    ]
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "user"]
+
+
+def state_of(request: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(request["messages"][0]["content"].rsplit("\n", 1)[1])
+
+
+def drawing(game: LoadedGame, answer: str) -> str:
+    return encode_vector(list(animal(game, answer).strokes))
+
+
+FACES = {face: encode_vector(effects.kaomoji(face)) for face in ("happy", "sorry")}
+
+
+# --------------------------------------------------------------------------- start
+
+
+async def test_start_says_first_then_shows_progress_then_draws_stroke_by_stroke(fake, game) -> None:
+    replies = await start(make_host(fake, game), fake)
+    giraffe = animal(game, FIRST)
+    assert replies[0].text == SAY_FIRST
+    assert replies[0].directives == []
+    # the progress bar, then one directives-only reply per stroke, the last picture stays
+    middle = replies[1:-1]
+    assert all(not r.text and len(r.directives) == 1 for r in middle)
+    bar = [encode_vector(effects.progress_bar(f)) for f in (0.0, 1.0)]
+    steps = [encode_vector(list(giraffe.strokes[:n])) for n in range(1, len(giraffe.strokes) + 1)]
+    assert screen(replies) == bar + steps
+    assert len(steps) >= 2
+    assert replies[-1].text == "画好啦，你猜这是什么动物？"
+    assert replies[-1].session == "active"
+    result = user_events(fake.requests[0])[-1]["result"]
+    assert result["outcome"] == "new_drawing"
+    assert result["number"] == 1
+    assert "三分" in result["message"]
+    assert "两分" in result["message"]
+    assert state_of(fake.requests[0])["第几题"] == 1
+
+
+# --------------------------------------------------------------------------- judging
+
+
+async def test_right_answer_nods_happy_puts_the_drawing_back_and_scores_three(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("submit_answer"), Reply("猜对啦！"))
+    replies = await ask(host, "message", "我猜是长颈鹿")
+    result = tool_results(fake.requests[-1])[-1]
+    assert result["correct"] is True
+    assert result["points"] == 3
+    assert result["score"] == 3
+    assert screen(replies) == [FACES["happy"], drawing(game, FIRST)]
+    tilts = {tilt for _, tilt in moves(replies)}
+    assert {pan for pan, _ in moves(replies)} == {90}
+    assert len(tilts) > 1
+    assert replies[-1].session == "active"
+
+
+async def test_wrong_answer_shakes_sorry_and_puts_the_drawing_back(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("submit_answer"), Reply("不对哦，再猜猜。"))
+    replies = await ask(host, "message", "是马吗")
+    result = tool_results(fake.requests[-1])[-1]
+    assert result["correct"] is False
+    assert result["tries"] == 1
+    assert FIRST not in json.dumps(result, ensure_ascii=False)
+    assert screen(replies) == [FACES["sorry"], drawing(game, FIRST)]
+    pans = {pan for pan, _ in moves(replies)}
+    assert {tilt for _, tilt in moves(replies)} == {115}
+    assert len(pans) > 1
+    # a right guess after a wrong one scores two
+    fake.push(call("submit_answer"), Reply("对啦！"))
+    await ask(host, "message", "长颈鹿")
+    assert tool_results(fake.requests[-1])[-1]["points"] == 2
+
+
+async def test_half_an_answer_is_wrong(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("submit_answer"), Reply("不对哦。"))
+    await ask(host, "message", "鹿")
+    assert tool_results(fake.requests[-1])[-1]["correct"] is False
+
+
+async def test_each_input_is_judged_once(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(Reply(tool_calls=[("submit_answer", {}), ("submit_answer", {})]), Reply("不对。"))
+    await ask(host, "message", "是猴子")
+    first, second = tool_results(fake.requests[-1])
+    assert first["correct"] is False
+    assert second == {"outcome": "already_judged"}
+    assert state_of(fake.requests[-1])["这题猜错次数"] == 1
+
+
+# --------------------------------------------------------------------------- hints
+
+
+async def test_hints_never_contain_the_answer_and_cost_a_point(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    hints = []
+    for _ in range(4):
+        fake.push(call("get_hint"), Reply("提示来了。"))
+        await ask(host, "message", "给个提示")
+        hints.append(tool_results(fake.requests[-1])[-1])
+    assert [h["hint"] for h in hints[:3]] == list(animal(game, FIRST).hints)
+    assert hints[3]["outcome"] == "no_more_hints"
+    assert not any(ch in json.dumps(hints, ensure_ascii=False) for ch in FIRST)
+    fake.push(call("submit_answer"), Reply("对啦！"))
+    await ask(host, "message", "长颈鹿")
+    assert tool_results(fake.requests[-1])[-1]["points"] == 1  # three hints: the last tier
+
+
+def test_no_hint_in_the_library_gives_its_answer_away(game) -> None:
+    module = sys.modules[game.agent_cls.__module__]
+    for a in module.ANIMALS:
+        assert len(a.hints) == 3, a.answer
+        for hint in a.hints:
+            assert not any(ch in hint for ch in a.answer), (a.answer, hint)
+        effects.stroke_steps(a.strokes)  # every drawing fits the screen
+
+
+# --------------------------------------------------------------------------- skip / next
+
+
+async def test_skip_reveals_first_then_draws_a_new_one_and_the_round_ends_after_five(
+    fake, game
+) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    revealed = []
+    for number in range(2, 6):
+        fake.push(call("skip_question"), Reply("下一题来了。"))
+        replies = await ask(host, "message", "跳过")
+        result = tool_results(fake.requests[-1])[-1]
+        revealed.append(result["answer"])
+        assert replies[0].text.startswith(f"刚才画的是{result['answer']}。")  # said before drawing
+        assert result["outcome"] == "new_drawing"
+        assert result["number"] == number
+        assert screen(replies)[-1] == drawing(game, ORDER[number - 1])
+    fake.push(call("skip_question"), Reply("这一局结束啦。"))
+    replies = await ask(host, "message", "跳过")
+    result = tool_results(fake.requests[-1])[-1]
+    revealed.append(result["answer"])
+    assert revealed == list(ORDER[:5])
+    assert result["outcome"] == "round_over"
+    assert result["skipped"] == 5
+    assert replies[0].text == f"刚才画的是{ORDER[4]}。"
+    assert replies[-1].session == "ended"
+    assert not host.has_session("c")
+
+
+async def test_next_question_after_a_right_answer_never_repeats(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("submit_answer"), Reply("对啦！"), call("next_question"), Reply("第二题。"))
+    await ask(host, "message", "长颈鹿")
+    replies = await ask(host, "message", "下一题")
+    result = tool_results(fake.requests[-1])[-1]
+    assert result["outcome"] == "new_drawing"
+    assert result["number"] == 2
+    assert "answer" not in result
+    assert replies[0].text.startswith("好，第二题")
+    assert screen(replies)[-1] == drawing(game, SECOND)
+
+
+def test_the_deck_never_repeats_an_animal_within_a_session(game) -> None:
+    module = sys.modules[game.agent_cls.__module__]
+    agent = game.agent_cls(game.agent_cls.config())
+    drawn = [agent._prepare()[0].answer for _ in module.ANIMALS]
+    assert len(set(drawn)) == len(module.ANIMALS)
+
+
+async def test_a_full_round_of_right_answers_scores_fifteen_and_ends(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    for i, answer in enumerate(ORDER[:5]):
+        if i:
+            fake.push(call("next_question"), Reply("画好了。"))
+            await ask(host, "message", "下一个")
+        fake.push(call("submit_answer"), Reply("对啦！"))
+        replies = await ask(host, "message", f"是{answer}吧")
+    result = tool_results(fake.requests[-1])[-1]
+    assert result["correct"] is True
+    assert result["outcome"] == "round_over"
+    assert result["score"] == 15
+    assert result["right"] == 5
+    assert "你猜对了五题" in result["message"]
+    assert "十五分" in result["message"]
+    assert replies[-1].session == "ended"
+
+
+# --------------------------------------------------------------------------- other tools
+
+
+async def test_show_drawing_and_show_progress(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("show_drawing"), Reply("你再看看。"))
+    replies = await ask(host, "message", "我没看清")
+    assert screen(replies) == [drawing(game, FIRST)]
+    fake.push(
+        call("submit_answer"), Reply("对啦！"), call("show_progress"), Reply("第一题，三分。")
+    )
+    await ask(host, "message", "长颈鹿")
+    await ask(host, "message", "我得了几分")
+    progress = tool_results(fake.requests[-1])[-1]
+    assert progress["number"] == 1
+    assert progress["score"] == 3
+    assert "第一题" in progress["message"]
+    assert "三分" in progress["message"]
+
+
+async def test_chit_chat_in_the_middle_judges_nothing_and_keeps_the_game(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(Reply("今天天气真不错。我们接着猜屏幕上的画吧。"))
+    replies = await ask(host, "message", "今天天气真好")
+    assert directives(replies) == []
+    fake.push(call("submit_answer"), Reply("对啦！"))
+    await ask(host, "message", "长颈鹿")
+    assert state_of(fake.requests[-2])["这题猜错次数"] == 0
+    assert tool_results(fake.requests[-1])[-1]["points"] == 3
+
+
+async def test_start_game_starts_over_and_reveals_the_unsolved_one(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("start_game"), Reply("重新开始啦。"))
+    replies = await ask(host, "message", "重新来一局")
+    assert replies[0].text.startswith(f"刚才画的是{FIRST}。")
+    result = tool_results(fake.requests[-1])[-1]
+    assert result["number"] == 1
+    assert screen(replies)[-1] == drawing(game, SECOND)
+
+
+async def test_end_game_tool_reveals_sums_up_and_ends(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("end_game"), Reply("好的，不玩啦。"))
+    replies = await ask(host, "message", "我不想玩了")
+    assert FIRST in replies[-1].text
+    assert "这一局就到这里" in replies[-1].text
+    assert replies[-1].session == "ended"
+
+
+# --------------------------------------------------------------------------- end
+
+
+async def test_end_sums_up_the_score_and_reveals_the_unsolved_answer(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("submit_answer"), Reply("对啦！"), call("next_question"), Reply("第二题。"))
+    await ask(host, "message", "长颈鹿")
+    await ask(host, "message", "下一题")
+    fake.push(Reply("再见啦。"))
+    replies = await ask(host, "end", "结束游戏")
+    event = user_events(fake.requests[-1])[-1]
+    assert event["result"]["score"] == 3
+    assert event["result"]["answer"] == SECOND
+    text = replies[-1].text
+    assert text.startswith("再见啦。")
+    assert f"刚才画的是{SECOND}。" in text
+    assert "你猜对了一题，一共得了三分" in text
+    assert replies[-1].session == "ended"
+
+
+async def test_end_while_the_model_hangs_cancels_and_reveals(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(Hang(), Reply("再见。"))
+    stuck: list[GameReply] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, host, "message", "嗯让我想想", stuck)
+        await trio.testing.wait_all_tasks_blocked(cushion=0.05)  # the model is hanging
+        assert len(fake.requests) == 2
+        with trio.fail_after(5):
+            end = await ask(host, "end", "结束游戏")
+    assert stuck[-1].text == INTERRUPTED
+    assert f"刚才画的是{FIRST}。" in end[-1].text
+    assert end[-1].session == "ended"
+
+
+async def test_end_while_drawing_cancels_the_drawing_and_reveals(fake, game, monkeypatch) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("submit_answer"), Reply("对啦！"))
+    await ask(host, "message", "长颈鹿")
+    monkeypatch.setattr(game.agent_cls, "draw_interval", 30.0)  # the next drawing is slow
+    fake.push(call("next_question"), Reply("不会说到这里。"), Reply("再见。"))
+    drawing_replies: list[GameReply] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, host, "message", "下一题", drawing_replies)
+        await trio.testing.wait_all_tasks_blocked(cushion=0.05)  # between two strokes
+        assert encode_vector(list(animal(game, SECOND).strokes[:1])) in screen(drawing_replies)
+        with trio.fail_after(5):
+            end = await ask(host, "end", "结束游戏")
+    assert drawing_replies[-1].text == INTERRUPTED
+    assert f"刚才画的是{SECOND}。" in end[-1].text
+    assert "一共得了三分" in end[-1].text
+    assert end[-1].session == "ended"
+
+
+# --------------------------------------------------------------------------- guarantees
+
+
+async def play_everything(host: GameHost, fake: FakeOpenAI) -> list[GameReply]:
+    """A session using every tool; returns every reply."""
+    replies = await start(host, fake)
+    script = [
+        ("submit_answer", "是鹿吗"),
+        ("get_hint", "提示一下"),
+        ("show_drawing", "再看看"),
+        ("show_progress", "几分了"),
+        ("submit_answer", "长颈鹿"),
+        ("next_question", "下一题"),
+        ("skip_question", "跳过"),
+        ("start_game", "重新开始"),
+        ("end_game", "不玩了"),
+    ]
+    for tool, text in script:
+        fake.push(call(tool), Reply("好的。"))
+        replies += await ask(host, "message", text)
+    return replies
+
+
+async def test_every_directive_is_valid_and_uses_exactly_the_declared_capabilities(
+    fake, game
+) -> None:
+    replies = await play_everything(make_host(fake, game), fake)
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(Reply("再见。"))
+    replies += await ask(host, "end", "结束游戏")
+    declared = game.skill.required_capabilities
+    sent = directives(replies)
+    for directive in sent:
+        validate_directive(directive, declared)
+    assert (
+        {ALLOWED_CALLS[d.call] for d in sent}
+        == set(declared)
+        == {"motion", "expression.runtime.v3"}
+    )
+
+
+async def test_no_unrevealed_answer_reaches_the_model_or_an_early_reply(fake, game) -> None:
+    host = make_host(fake, game)
+    replies = await start(host, fake)
+    for tool, text in [
+        ("submit_answer", "是鹿吗"),
+        ("get_hint", "给个提示"),
+        ("get_hint", "再给个提示"),
+        ("show_progress", "几分了"),
+        ("show_drawing", "再看看"),
+        (None, "今天天气真好"),
+        ("get_hint", "还有提示吗"),
+        ("submit_answer", "是马"),
+    ]:
+        fake.push(*([call(tool)] if tool else []), Reply("好的。"))
+        replies += await ask(host, "message", text)
+    for secret in (FIRST, "颈"):
+        assert secret not in fake.all_text()
+        assert not any(secret in r.text for r in replies)
+    # only the end reveals it
+    fake.push(Reply("再见。"))
+    end = await ask(host, "end", "结束游戏")
+    assert FIRST in end[-1].text
+
+
+async def test_requests_that_reach_submit_answer_still_do_what_the_user_meant(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    for text in ("给个提示", "长颈鹿", "好的", "跳过"):
+        fake.push(call("submit_answer"), Reply("好。"))
+        await ask(host, "message", text)
+    hint, right, nxt, skip = (tool_results(r)[-1] for r in fake.requests[2::2])
+    assert hint["hint"] == animal(game, FIRST).hints[0]
+    assert right["points"] == 2  # the hint cost a point
+    assert nxt["outcome"] == "new_drawing"
+    assert nxt["number"] == 2
+    assert skip["answer"] == SECOND
+    assert skip["number"] == 3
+
+
+async def test_the_offline_model_plays_sensibly(game) -> None:
+    host = GameHost(lambda: game.new_agent(game.agent_cls.config()))  # no model configured
+    opening = await ask(host, "start", "玩你画我猜")
+    assert opening[0].text == SAY_FIRST
+    assert "你猜这是什么动物" in opening[-1].text
+    assert (await ask(host, "message", "是猫吗"))[-1].text.startswith("不对哦")
+    assert (await ask(host, "message", "给个提示"))[-1].text == animal(game, FIRST).hints[0]
+    skipped = await ask(host, "message", "跳过")
+    assert skipped[0].text.startswith(f"刚才画的是{FIRST}。")
+    assert "第二题" in skipped[-1].text
+    assert (await ask(host, "message", "熊猫"))[-1].text.startswith("猜对了，就是熊猫！得三分")
+    end = await ask(host, "end", "结束游戏")
+    assert end[-1].text == "这一局就到这里。你猜对了一题，跳过了一题，一共得了三分。"

@@ -25,9 +25,11 @@ only map SDK exceptions to :class:`DeviceError`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Literal, Protocol, TextIO, TypeVar
 
 import trio
@@ -38,9 +40,11 @@ from watcherobot.robot import WatcheRobot
 from agentcade.device.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
 from agentcade.device.validate import bind_call
 from agentcade.protocol import Directive
+from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = [
     "DEFAULT_DESKTOP_URL",
+    "ROBOT_KINDS",
     "SPEAKER",
     "ConsoleRobot",
     "DeviceError",
@@ -48,6 +52,7 @@ __all__ = [
     "Outcome",
     "Robot",
     "SdkRobot",
+    "open_robot",
 ]
 
 Outcome = Literal["completed", "failed", "cancelled", "timeout"]
@@ -241,7 +246,9 @@ class SdkRobot:
         else:
             from watcherobot.desktop_session import DesktopRobotSession
 
-            transport = DesktopRobotSession(url or DEFAULT_DESKTOP_URL, command_timeout=command_timeout)
+            transport = DesktopRobotSession(
+                url or DEFAULT_DESKTOP_URL, command_timeout=command_timeout
+            )
 
             def start() -> None:
                 transport.start(timeout=start_timeout)
@@ -307,11 +314,8 @@ class SdkRobot:
         if job.state.terminal:
             return
         # The thread is not abandoned: job.cancel() returns within the command timeout.
-        with trio.CancelScope(shield=True):
-            try:
-                await self.call(job.cancel)
-            except (TimeoutError, WatcheRobotError):
-                pass
+        with trio.CancelScope(shield=True), contextlib.suppress(TimeoutError, WatcheRobotError):
+            await self.call(job.cancel)
 
     async def speak(self, text: str) -> None:
         await trio.lowlevel.checkpoint()
@@ -328,3 +332,54 @@ class SdkRobot:
     def __repr__(self) -> str:
         return f"SdkRobot({self.name!r}, capabilities={len(self.capabilities)})"
 
+
+ROBOT_KINDS = ("console", "sim", "app", "ws://<host>:<port>")
+"""What :func:`open_robot` accepts."""
+
+
+@asynccontextmanager
+async def open_robot(
+    spec: str = "console", *, trace: Trace = NULL_TRACE, out: TextIO | None = None
+) -> AsyncIterator[Robot]:
+    """The robot named by ``spec``, closed on exit.
+
+    ``console``: :class:`ConsoleRobot`; ``sim``: the simulated robot over a real socket;
+    ``app``: the WatcheRobot Application environment (``WATCHER_APP_*``); a ``ws://`` or
+    ``wss://`` URL: the Daemon's desktop socket. A ``robot_connected`` record names it.
+
+    Raises:
+        ValueError: an unknown ``spec``.
+        DeviceError: the robot cannot be reached.
+    """
+    robot: Robot
+    if spec == "console":
+        robot = ConsoleRobot(out)
+        trace.record("robot_connected", robot=robot.name, capabilities=list(robot.capabilities))
+        try:
+            yield robot
+        finally:
+            await robot.aclose()
+        return
+    if spec == "sim":
+        from agentcade.device.sim import open_sim_robot
+
+        async with open_sim_robot(out=out) as sim:
+            trace.record("robot_connected", robot=sim.name, url=sim.device.url)
+            yield sim
+        return
+    if spec == "app" or spec.startswith(("ws://", "wss://")):
+        if spec == "app" and not all(os.environ.get(v) for v in _APP_ENV):
+            raise DeviceError("unavailable", "connect", f"{' and '.join(_APP_ENV)} are not set")
+        sdk = await SdkRobot.connect(None if spec == "app" else spec, out=out)
+        trace.record(
+            "robot_connected",
+            robot=sdk.name,
+            url=None if spec == "app" else spec,
+            capabilities=list(sdk.capabilities),
+        )
+        try:
+            yield sdk
+        finally:
+            await sdk.aclose()
+        return
+    raise ValueError(f"unknown robot {spec!r}: use one of {', '.join(ROBOT_KINDS)}")

@@ -37,6 +37,7 @@ and as PNG (:meth:`SimDevice.render_png`, needs Pillow).
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import re
@@ -209,6 +210,8 @@ class SimDevice:
         state: the device model (:class:`SimState`), changed as commands arrive.
         received: every command received, ``(type, data)`` without ``command_id``.
         events: every ``evt.sdk.operation`` sent, ``(operation_id, state, reason)``.
+        errors: bugs of the simulator itself (the command was NACKed
+            ``sim_internal_error``); tests should assert it stays empty.
     """
 
     def __init__(
@@ -228,6 +231,7 @@ class SimDevice:
         self.state = SimState()
         self.received: list[tuple[str, dict[str, Any]]] = []
         self.events: list[tuple[int, str, str | None]] = []
+        self.errors: list[str] = []
         self.url: str | None = None
         self._clients: set[trio.MemorySendChannel[str]] = set()
         self._operations: dict[int, _Operation] = {}
@@ -247,9 +251,7 @@ class SimDevice:
         """Listen until cancelled; ``task_status.started(url)`` once accepting."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            server = await nursery.start(
-                serve_websocket, self._connection, host, port, None
-            )
+            server = await nursery.start(serve_websocket, self._connection, host, port, None)
             self.url = f"ws://{host}:{server.port}"
             task_status.started(self.url)
 
@@ -317,6 +319,11 @@ class SimDevice:
             result, start = self._command(type_, payload)
         except _Nack as nack:
             reply.send_nowait(_envelope("sys.nack", {**ids, "reason": nack.reason}, code=1))
+        except Exception as exc:  # noqa: BLE001 - a sim bug: keep it visible, keep serving
+            self.errors.append(f"{type_}: {type(exc).__name__}: {exc}")
+            reply.send_nowait(
+                _envelope("sys.nack", {**ids, "reason": "sim_internal_error"}, code=2)
+            )
         else:
             reply.send_nowait(_envelope("sys.ack", {**ids, **result}))
             if start is not None:
@@ -338,11 +345,10 @@ class SimDevice:
         self._changed.set()
         self._changed = trio.Event()
 
-    async def wait_for(self, predicate: Callable[[SimState], bool], timeout: float = 5.0) -> None:
-        """Wait until ``predicate(state)`` holds; TimeoutError after ``timeout`` s."""
-        with trio.fail_after(timeout):
-            while not predicate(self.state):
-                await self._changed.wait()
+    async def wait_for(self, predicate: Callable[[SimState], bool]) -> None:
+        """Wait until ``predicate(state)`` holds (wrap it in ``trio.fail_after``)."""
+        while not predicate(self.state):
+            await self._changed.wait()
 
     # -- jobs ------------------------------------------------------------------------------
 
@@ -358,7 +364,9 @@ class SimDevice:
         self, kind: str, label: str, duration: float | None
     ) -> tuple[dict[str, Any], Callable[[], None]]:
         for other in list(self._operations.values()):
-            if other.kind == kind or (kind in ("move", "action") and other.kind in ("move", "action")):
+            if other.kind == kind or (
+                kind in ("move", "action") and other.kind in ("move", "action")
+            ):
                 self._finish(other, "cancelled", "superseded")
         self._next_operation += 1
         op = _Operation(self._next_operation, kind, label, duration=duration)
@@ -376,7 +384,8 @@ class SimDevice:
         with op.scope:
             if op.duration is None:
                 await trio.sleep_forever()
-            await trio.sleep(op.duration)
+            else:
+                await trio.sleep(op.duration)
             self._finish(op, "completed")
 
     def _event(self, operation_id: int, state: str, reason: str | None = None) -> None:
@@ -422,7 +431,8 @@ class SimDevice:
                 self._finish(op, "cancelled", "stopped")
 
     def _head_now(self, op: _Operation) -> tuple[int, int]:
-        assert op.start_head is not None and op.target_head is not None
+        assert op.start_head is not None
+        assert op.target_head is not None
         fraction = 1.0
         if op.duration:
             fraction = min(1.0, (trio.current_time() - op.started) / op.duration)
@@ -544,7 +554,7 @@ class SimDevice:
             raise _Nack("invalid_duration")
         current = self._head_now_all()
         result = self._new_operation("move", f"{pan},{tilt}", duration / 1000)
-        op = self._operations[result["operation_id"]]
+        op = self._operations[result[0]["operation_id"]]
         op.start_head, op.target_head = current, (pan, tilt)
         self.state.pan, self.state.tilt = current
         self.state.moving_to = (pan, tilt)
@@ -742,7 +752,7 @@ _HANDLERS: dict[str, Callable[[SimDevice, dict[str, Any]], Any]] = {
     "resource.work.play": SimDevice._work_play,
     "ctrl.job.cancel": SimDevice._job_cancel,
 }
-assert _JOB_TYPES <= set(_HANDLERS)
+assert set(_HANDLERS) >= _JOB_TYPES
 
 
 def ascii_raster(strokes: list[Stroke], width: int = 40, height: int = 20) -> str:
@@ -756,7 +766,7 @@ def ascii_raster(strokes: list[Stroke], width: int = 40, height: int = 20) -> st
         pts = [cell(x, y) for x, y in stroke.points]
         if len(pts) == 1:
             pts = pts * 2
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+        for (x0, y0), (x1, y1) in itertools.pairwise(pts):
             steps = max(abs(x1 - x0), abs(y1 - y0), 1)
             for i in range(steps + 1):
                 x = round(x0 + (x1 - x0) * i / steps)
@@ -787,8 +797,8 @@ async def open_sim_robot(
     device = device or SimDevice()
     async with trio.open_nursery() as nursery:
         url = await nursery.start(device.serve)
-        sdk = await SdkRobot.connect(url, command_timeout=command_timeout, out=out, name="sim")
-        robot = SimRobot(sdk.sdk, name="sim", out=out)
+        robot = await SimRobot.connect(url, command_timeout=command_timeout, out=out, name="sim")
+        assert isinstance(robot, SimRobot)
         robot.device = device
         try:
             yield robot

@@ -1,0 +1,289 @@
+"""The output queue: replies are played one after another, directives before their text.
+
+One task (``await nursery.start(queue.run)``) plays everything put into the queue, in
+order, on one :class:`~agentcade.device.robots.Robot`:
+
+* each reply's directives run in order, then its text is spoken;
+* a directive is re-validated first (``validate_directive`` against the game's declared
+  capabilities: a remote game is untrusted); an invalid, undeclared or not-allowed one is
+  skipped and traced ``directive_skipped``;
+* a call that returns a Job is waited for, at most :data:`JOB_WAIT_LIMIT` seconds (the job
+  keeps running past the cap); light effects (``lights.play_effect``) are not waited for,
+  they may loop forever;
+* a device error (NACK, no reply, connection gone) is traced and the queue goes on;
+* :meth:`OutputQueue.reset_after_session` queues the reset of what a game could have
+  changed, so it happens after the game's last sentence: stop animation and behaviour,
+  lights off, head to the front, screen to standby, each only if the game declared the
+  capability. Apart from that reset the host sends no screen commands: during a game the
+  screen belongs to the game.
+
+Trace records: ``directive_executed`` (call, directive, outcome, ms, game, remote;
+outcome ``ok``/``started``/``completed``/``failed``/``cancelled``/``timeout``/``error``,
+with ``error`` and ``reason`` for device errors), ``directive_skipped`` (kind, reason),
+``spoken`` (text, ms) and ``session_reset`` (game, calls).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import trio
+
+from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT, JOB_CALLS
+from agentcade.device.robots import DeviceError, Robot
+from agentcade.device.validate import DirectiveError, validate_directive
+from agentcade.protocol import Directive, GameReply
+from agentcade.trace import NULL_TRACE, Trace
+
+__all__ = [
+    "JOB_WAIT_LIMIT",
+    "NOT_WAITED",
+    "RESET_MOVE_MS",
+    "GameLike",
+    "OutputQueue",
+    "reset_directives",
+]
+
+JOB_WAIT_LIMIT = 10.0
+"""The longest the queue waits for one Job (the guide: 最多等 10 秒)."""
+
+NOT_WAITED: frozenset[str] = frozenset({"lights.play_effect"})
+"""Job calls the queue does not wait for: light effects may loop until stopped."""
+
+RESET_MOVE_MS = 600
+"""How long the head takes to turn back to the front after a game."""
+
+_SCREEN_RESOURCES = frozenset(
+    {"resource.expression.official", "resource.work.play", "resource.work.expression.play"}
+)
+
+
+class GameLike(Protocol):
+    """What the queue needs of a game (``GameInfo`` fits)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def capabilities(self) -> Sequence[str]: ...
+
+
+def reset_directives(capabilities: Sequence[str]) -> list[Directive]:
+    """The host's reset after a game with these capabilities, in order.
+
+    Only what the game could have changed: animation and behaviour stopped, lights off,
+    head to the front (``FRONT_PAN``/``FRONT_TILT``), the screen back to standby
+    (``expression_runtime.stop``; after official expressions or works, whose screens have
+    no stop, the ``standby`` animation).
+    """
+    caps = set(capabilities)
+    out: list[Directive] = []
+    if "animation" in caps:
+        out.append(Directive(call="animation.stop"))
+    if "behavior" in caps:
+        out.append(Directive(call="behavior.stop"))
+    if "light" in caps:
+        out.append(Directive(call="lights.off"))
+    if "motion" in caps:
+        out.append(Directive(call="motion.stop"))
+        out.append(
+            Directive(
+                call="motion.move_to",
+                kwargs={"pan_deg": FRONT_PAN, "tilt_deg": FRONT_TILT, "duration_ms": RESET_MOVE_MS},
+            )
+        )
+    if "expression.runtime.v3" in caps:
+        out.append(Directive(call="expression_runtime.stop"))
+    if caps & _SCREEN_RESOURCES:
+        out.append(Directive(call="animation.play", args=["standby"]))
+    return out
+
+
+@dataclass(eq=False)
+class _Item:
+    kind: Literal["reply", "reset"]
+    game: GameLike | None
+    remote: bool = False
+    reply: GameReply | None = None
+    done: trio.Event = field(default_factory=trio.Event)
+
+
+class OutputQueue:
+    """Plays replies on a robot in order; see the module docstring.
+
+    Args:
+        robot: where directives run and text is spoken.
+        trace: where records go.
+        job_wait_limit: the cap on waiting for one Job (tests shorten it).
+    """
+
+    def __init__(
+        self,
+        robot: Robot,
+        *,
+        trace: Trace = NULL_TRACE,
+        job_wait_limit: float = JOB_WAIT_LIMIT,
+    ) -> None:
+        self.robot = robot
+        self._trace = trace
+        self._job_wait_limit = job_wait_limit
+        self._send, self._receive = trio.open_memory_channel[_Item](math.inf)
+        self._last: _Item | None = None
+        self._running = False
+        self._closed = False
+
+    # -- producers -----------------------------------------------------------------------
+
+    async def put(self, reply: GameReply, *, game: GameLike | None, remote: bool = False) -> None:
+        """Queue a reply; never blocks (the queue is unbounded: replies are few and small).
+
+        ``game=None`` (the host's own words) may not carry directives: they are skipped as
+        undeclared.
+
+        Raises:
+            RuntimeError: the queue has stopped.
+        """
+        await trio.lowlevel.checkpoint()
+        self.put_nowait(reply, game=game, remote=remote)
+
+    def put_nowait(self, reply: GameReply, *, game: GameLike | None, remote: bool = False) -> None:
+        """:meth:`put` without a checkpoint, for synchronous callers."""
+        self._put(_Item("reply", game, remote, reply))
+
+    def reset_after_session(self, game: GameLike) -> None:
+        """Queue the reset of what ``game`` could have changed (after what is queued)."""
+        self._put(_Item("reset", game))
+
+    def _put(self, item: _Item) -> None:
+        if self._closed:
+            raise RuntimeError("the output queue has stopped")
+        self._send.send_nowait(item)
+        self._last = item
+
+    async def drain(self) -> None:
+        """Wait until everything queued so far has been played (or the queue stopped)."""
+        last = self._last
+        if last is not None:
+            await last.done.wait()
+        else:
+            await trio.lowlevel.checkpoint()
+
+    @property
+    def idle(self) -> bool:
+        """Whether everything queued has been played."""
+        return self._last is None or self._last.done.is_set()
+
+    # -- the task ------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Play queued items until cancelled. Start with ``await nursery.start(queue.run)``."""
+        if self._running or self._closed:
+            raise RuntimeError("OutputQueue.run is already running or has stopped")
+        self._running = True
+        task_status.started()
+        try:
+            async for item in self._receive:
+                try:
+                    await self._play(item)
+                finally:
+                    item.done.set()
+        finally:
+            self._closed = True
+            self._send.close()
+            # Nobody will play the rest: release whoever drains.
+            while True:
+                try:
+                    self._receive.receive_nowait().done.set()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            self._receive.close()
+
+    async def _play(self, item: _Item) -> None:
+        game = item.game
+        if item.kind == "reset":
+            assert game is not None
+            calls = reset_directives(game.capabilities)
+            for directive in calls:
+                # The standby animation may be the device's endless idle loop: not waited.
+                wait = directive.call != "animation.play"
+                await self._execute(directive, game, remote=False, reset=True, wait=wait)
+            self._trace.record("session_reset", game=game.id, calls=[d.call for d in calls])
+            return
+        reply = item.reply
+        assert reply is not None
+        for directive in reply.directives:
+            try:
+                validate_directive(directive, game.capabilities if game is not None else ())
+            except DirectiveError as exc:
+                self._trace.record(
+                    "directive_skipped",
+                    call=directive.call,
+                    directive=directive.describe(),
+                    kind=exc.kind,
+                    reason=exc.reason,
+                    game=game.id if game is not None else None,
+                    remote=item.remote,
+                )
+                continue
+            await self._execute(directive, game, remote=item.remote)
+        if reply.text.strip():
+            started = trio.current_time()
+            try:
+                await self.robot.speak(reply.text)
+            except DeviceError as exc:
+                self._trace.record("speech_failed", text=reply.text, reason=str(exc))
+                return
+            self._trace.record(
+                "spoken",
+                text=reply.text,
+                game=game.id if game is not None else None,
+                ms=_ms(started),
+            )
+
+    async def _execute(
+        self,
+        directive: Directive,
+        game: GameLike | None,
+        *,
+        remote: bool,
+        reset: bool = False,
+        wait: bool = True,
+    ) -> None:
+        started = trio.current_time()
+        fields: dict[str, object] = {
+            "call": directive.call,
+            "directive": directive.describe(),
+            "game": game.id if game is not None else None,
+            "remote": remote,
+        }
+        if reset:
+            fields["reset"] = True
+        try:
+            handle = await self.robot.execute(directive)
+            if handle is None:
+                outcome = "ok"
+            elif not wait or directive.call in NOT_WAITED or directive.call not in JOB_CALLS:
+                outcome = "started"
+            else:
+                outcome = await self.robot.wait_job(handle, self._job_wait_limit)
+                reason = getattr(handle, "reason", None)
+                if outcome in ("failed", "cancelled") and isinstance(reason, str):
+                    fields["reason"] = reason
+        except DeviceError as exc:
+            self._trace.record(
+                "directive_executed",
+                **fields,
+                outcome="error",
+                error=exc.kind,
+                reason=exc.reason,
+                ms=_ms(started),
+            )
+            return
+        self._trace.record("directive_executed", **fields, outcome=outcome, ms=_ms(started))
+
+
+def _ms(started: float) -> int:
+    return round((trio.current_time() - started) * 1000)

@@ -36,7 +36,7 @@ def current_request_id() -> str | None:
 
 
 @contextmanager
-def request_scope(request_id: str) -> Iterator[None]:
+def request_scope(request_id: str | None) -> Iterator[None]:
     """Attribute every record made inside the block to ``request_id``."""
     token = _request_id.set(request_id)
     try:
@@ -72,7 +72,7 @@ class Trace:
             return
         rec: dict[str, Any] = {"type": type, "ts": round(time.time(), 3)}
         rid = _request_id.get()
-        if rid is not None:
+        if rid:
             rec["request_id"] = rid
         rec.update({k: self._clean(k, v) for k, v in fields.items()})
         for sink in list(self._sinks):

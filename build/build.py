@@ -65,8 +65,15 @@ def time_version(exe: Path) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dist", type=Path, default=ROOT / "dist", help="output folder (default: dist/)")
-    parser.add_argument("--work", type=Path, default=ROOT / "build" / "work", help="PyInstaller work folder (default: build/work)")
+    parser.add_argument(
+        "--dist", type=Path, default=ROOT / "dist", help="output folder (default: dist/)"
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=ROOT / "build" / "work",
+        help="PyInstaller work folder (default: build/work)",
+    )
     parser.add_argument("--clean", action="store_true", help="empty PyInstaller's caches first")
     args = parser.parse_args(argv)
     dist, work = args.dist.resolve(), args.work.resolve()

@@ -39,7 +39,7 @@ from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
 from agentcade.protocol import GameInput, GameReply
-from agentcade.trace import NULL_TRACE, Trace, request_scope
+from agentcade.trace import NULL_TRACE, Trace, current_request_id, request_scope
 
 __all__ = ["BUSY_TEXT", "MainAgent", "OfflineMainModel"]
 
@@ -250,14 +250,18 @@ class MainAgent:
     async def shutdown(self) -> None:
         """End a running game with reason ``shutdown`` (``/quit``, Ctrl-C)."""
         if self.current is not None:
-            await self.end_game("", reason="shutdown")
+            with request_scope(uuid.uuid4().hex):
+                await self.end_game("", reason="shutdown")
         await self.wait_idle()
 
     # -- requests -------------------------------------------------------------------
 
     async def _request(self, current: _Current, game_input: GameInput, *, quiet: bool = False) -> None:
-        """Send one request; returns once its first reply was played (or it failed)."""
-        rid = uuid.uuid4().hex
+        """Send one request; returns once its first reply was played (or it failed).
+
+        Its records, the game's own included, carry the id of the user's turn that caused it.
+        """
+        rid = current_request_id() or uuid.uuid4().hex
         first = trio.Event()
         scope = trio.CancelScope()
         current.inflight[rid] = scope

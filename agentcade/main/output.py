@@ -36,7 +36,7 @@ from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT, JOB_CALLS
 from agentcade.device.robots import DeviceError, Robot
 from agentcade.device.validate import DirectiveError, validate_directive
 from agentcade.protocol import Directive, GameReply
-from agentcade.trace import NULL_TRACE, Trace
+from agentcade.trace import NULL_TRACE, Trace, current_request_id, request_scope
 
 __all__ = [
     "JOB_WAIT_LIMIT",
@@ -109,6 +109,8 @@ class _Item:
     remote: bool = False
     reply: GameReply | None = None
     done: trio.Event = field(default_factory=trio.Event)
+    request_id: str | None = field(default_factory=current_request_id)
+    """The request that queued it: its records are grouped under the same id."""
 
 
 class OutputQueue:
@@ -187,7 +189,8 @@ class OutputQueue:
         try:
             async for item in self._receive:
                 try:
-                    await self._play(item)
+                    with request_scope(item.request_id):
+                        await self._play(item)
                 finally:
                     item.done.set()
         finally:

@@ -102,10 +102,16 @@ class FakeOpenAI:
         self.default: Item = default
         self._script: deque[Item] = deque()
         self._count = 0
+        self._arrived = trio.Event()
 
     def push(self, *items: Item) -> None:
         """Queue responses for the next requests, in order."""
         self._script.extend(items)
+
+    async def wait_requests(self, count: int) -> None:
+        """Wait until the server has received ``count`` requests in all."""
+        while len(self.requests) < count:
+            await self._arrived.wait()
 
     @property
     def pending(self) -> int:
@@ -182,6 +188,8 @@ class FakeOpenAI:
             await _send_body(conn, stream, 400, {"error": {"message": "body is not JSON"}})
             return
         self.requests.append(payload)
+        self._arrived.set()
+        self._arrived = trio.Event()
         self.paths.append(path)
         self._count += 1
         item = self._next_item(payload)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,20 @@ async def fake(nursery: trio.Nursery) -> FakeOpenAI:
     return server
 
 
-def make_host(fake: FakeOpenAI, game: LoadedGame, **kwargs: Any) -> GameHost:
-    settings = game.agent_cls.config(llm=fake.settings(timeout=5.0))
-    return GameHost(lambda: game.new_agent(settings), **kwargs)
+@pytest.fixture
+async def make_host() -> AsyncIterator[Callable[..., GameHost]]:
+    """Make hosts over the fake model; every session is closed after the test (so every
+    model client is closed: openai's async client cannot clean up after itself in trio)."""
+    made: list[GameHost] = []
+
+    def make(fake: FakeOpenAI, game: LoadedGame, **kwargs: Any) -> GameHost:
+        settings = game.agent_cls.config(llm=fake.settings(timeout=5.0))
+        made.append(GameHost(lambda: game.new_agent(settings), **kwargs))
+        return made[-1]
+
+    yield make
+    for host in made:
+        await host.aclose()
 
 
 async def ask(host: GameHost, ctx: str, kind: str, text: str = "") -> list[GameReply]:
@@ -57,7 +69,7 @@ def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "user"]
 
 
-async def test_start_runs_on_start_before_the_model_and_passes_its_result(fake, probe) -> None:
+async def test_start_runs_on_start_before_the_model_and_passes_its_result(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令，我们开始吧。"))
     host = make_host(fake, probe)
     replies = await ask(host, "c1", "start", "玩探针")
@@ -70,7 +82,7 @@ async def test_start_runs_on_start_before_the_model_and_passes_its_result(fake, 
     }
 
 
-async def test_system_prompt_is_common_prompt_then_skill_body_then_state(fake, probe) -> None:
+async def test_system_prompt_is_common_prompt_then_skill_body_then_state(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"))
     await ask(make_host(fake, probe), "c1", "start")
     system = fake.requests[0]["messages"][0]
@@ -80,13 +92,13 @@ async def test_system_prompt_is_common_prompt_then_skill_body_then_state(fake, p
     assert system["content"].endswith('{"counter": 0}')
 
 
-async def test_must_say_is_appended_when_the_model_leaves_it_out(fake, probe) -> None:
+async def test_must_say_is_appended_when_the_model_leaves_it_out(fake, probe, make_host) -> None:
     fake.push(Reply("我们开始吧。"))
     replies = await ask(make_host(fake, probe), "c1", "start")
     assert replies[-1].text == "我们开始吧。开局口令。"
 
 
-async def test_must_say_fallback_is_used_and_tool_result_gains_must_say(fake, probe) -> None:
+async def test_must_say_fallback_is_used_and_tool_result_gains_must_say(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("remember", {})]), Reply("记住了。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -96,7 +108,7 @@ async def test_must_say_fallback_is_used_and_tool_result_gains_must_say(fake, pr
     assert tool_messages(fake.requests[2]) == [{"ok": True, "must_say": ["口令是芝麻开门。"]}]
 
 
-async def test_must_say_already_spoken_is_not_repeated(fake, probe) -> None:
+async def test_must_say_already_spoken_is_not_repeated(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("remember", {})]), Reply("芝麻开门！"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -104,7 +116,7 @@ async def test_must_say_already_spoken_is_not_repeated(fake, probe) -> None:
     assert replies[-1].text == "芝麻开门！"
 
 
-async def test_tool_exception_goes_back_to_the_model_as_error(fake, probe) -> None:
+async def test_tool_exception_goes_back_to_the_model_as_error(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("boom", {})]), Reply("出了点小问题。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -113,7 +125,7 @@ async def test_tool_exception_goes_back_to_the_model_as_error(fake, probe) -> No
     assert tool_messages(fake.requests[2]) == [{"error": "RuntimeError: kaput"}]
 
 
-async def test_invalid_tool_arguments_go_back_as_error_without_calling(fake, probe) -> None:
+async def test_invalid_tool_arguments_go_back_as_error_without_calling(fake, probe, make_host) -> None:
     fake.push(
         Reply("开局口令"),
         Reply(tool_calls=[("count", {"n": 9})]),
@@ -124,12 +136,12 @@ async def test_invalid_tool_arguments_go_back_as_error_without_calling(fake, pro
     await ask(host, "c1", "start")
     await ask(host, "c1", "message", "数到九")
     first, second = tool_messages(fake.requests[2]), tool_messages(fake.requests[3])
-    assert "error" in first[0] and "Invalid arguments for count" in first[0]["error"]
+    assert "Invalid arguments for count" in first[0]["error"]
     assert second[-1] == {"n": 2, "counter": 2}
     assert json.loads(fake.requests[3]["messages"][0]["content"].rsplit("\n", 1)[1]) == {"counter": 2}
 
 
-async def test_unknown_tool_is_reported_to_the_model(fake, probe) -> None:
+async def test_unknown_tool_is_reported_to_the_model(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("fly", {})]), Reply("我不会飞。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -137,7 +149,7 @@ async def test_unknown_tool_is_reported_to_the_model(fake, probe) -> None:
     assert tool_messages(fake.requests[2])[0]["error"].startswith("Unknown tool: fly")
 
 
-async def test_say_tool_sends_an_intermediate_reply_first(fake, probe) -> None:
+async def test_say_tool_sends_an_intermediate_reply_first(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("say", {"text": "稍等我想想"})]), Reply("想好了。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -145,7 +157,7 @@ async def test_say_tool_sends_an_intermediate_reply_first(fake, probe) -> None:
     assert [r.text for r in replies] == ["稍等我想想", "想好了。"]
 
 
-async def test_directives_travel_with_the_next_reply(fake, probe) -> None:
+async def test_directives_travel_with_the_next_reply(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("light", {})]), Reply("灯亮了。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -159,7 +171,7 @@ async def test_directives_travel_with_the_next_reply(fake, probe) -> None:
     [Fail(500, headers=NO_RETRY), Garbage(b"{not json"), Reply("")],
     ids=["http-500", "garbage", "empty-answer"],
 )
-async def test_model_failure_gives_a_fallback_line_and_is_not_remembered(fake, probe, failure) -> None:
+async def test_model_failure_gives_a_fallback_line_and_is_not_remembered(fake, probe, failure, make_host) -> None:
     fake.push(Reply("开局口令"), failure, Reply("好的。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -172,7 +184,7 @@ async def test_model_failure_gives_a_fallback_line_and_is_not_remembered(fake, p
     assert texts[-1] == "下一句"
 
 
-async def test_model_failure_on_start_ends_the_session(fake, probe) -> None:
+async def test_model_failure_on_start_ends_the_session(fake, probe, make_host) -> None:
     fake.push(Fail(500, headers=NO_RETRY))
     host = make_host(fake, probe)
     replies = await ask(host, "c1", "start")
@@ -181,7 +193,7 @@ async def test_model_failure_on_start_ends_the_session(fake, probe) -> None:
     assert not host.has_session("c1")
 
 
-async def test_end_always_ends_the_session_even_when_the_model_fails(fake, probe) -> None:
+async def test_end_always_ends_the_session_even_when_the_model_fails(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Fail(500, headers=NO_RETRY))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -190,7 +202,7 @@ async def test_end_always_ends_the_session_even_when_the_model_fails(fake, probe
     assert not host.has_session("c1")
 
 
-async def test_a_tool_can_end_the_session(fake, probe) -> None:
+async def test_a_tool_can_end_the_session(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("finish", {})]), Reply("这局结束啦。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -199,7 +211,7 @@ async def test_a_tool_can_end_the_session(fake, probe) -> None:
     assert not host.has_session("c1")
 
 
-async def test_memory_keeps_the_last_16_rounds(fake, probe) -> None:
+async def test_memory_keeps_the_last_16_rounds(fake, probe, make_host) -> None:
     fake.default = Reply("好。")
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -211,7 +223,7 @@ async def test_memory_keeps_the_last_16_rounds(fake, probe) -> None:
     assert events[-1]["user_text"] == "第19句"
 
 
-async def test_judged_is_set_once_per_input(fake, probe) -> None:
+async def test_judged_is_set_once_per_input(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("peek", {}), ("peek", {})]), Reply("好。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -219,7 +231,7 @@ async def test_judged_is_set_once_per_input(fake, probe) -> None:
     assert tool_messages(fake.requests[2]) == [{"outcome": "judged"}, {"outcome": "already_judged"}]
 
 
-async def test_no_secret_reaches_the_model(fake, probe) -> None:
+async def test_no_secret_reaches_the_model(fake, probe, make_host) -> None:
     fake.default = Reply("好。")
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -227,7 +239,7 @@ async def test_no_secret_reaches_the_model(fake, probe) -> None:
     assert "紫葡萄" not in fake.all_text()
 
 
-async def test_end_while_a_tool_is_slow_cancels_it_and_still_ends(fake, probe) -> None:
+async def test_end_while_a_tool_is_slow_cancels_it_and_still_ends(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply(tool_calls=[("slow", {})]), Reply("再见。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -238,8 +250,7 @@ async def test_end_while_a_tool_is_slow_cancels_it_and_still_ends(fake, probe) -
             slow_replies.extend(await ask(host, "c1", "message", "慢慢来"))
 
         nursery.start_soon(slow)
-        while fake.pending > 1:  # the model has asked for the slow tool
-            await trio.sleep(0.01)
+        await fake.wait_requests(2)  # the model has asked for the slow tool
         await trio.sleep(0.05)
         with trio.fail_after(5):
             end_replies = await ask(host, "c1", "end", "结束游戏")
@@ -249,7 +260,7 @@ async def test_end_while_a_tool_is_slow_cancels_it_and_still_ends(fake, probe) -
     assert user_events(fake.requests[-1])[-1]["event"] == "end"
 
 
-async def test_end_while_the_model_is_slow_cancels_the_model_call(fake, probe) -> None:
+async def test_end_while_the_model_is_slow_cancels_the_model_call(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Hang(), Reply("再见。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
@@ -260,15 +271,15 @@ async def test_end_while_the_model_is_slow_cancels_the_model_call(fake, probe) -
             results.append(await ask(host, "c1", "message", "你好"))
 
         nursery.start_soon(hang)
-        while len(fake.requests) < 2:
-            await trio.sleep(0.01)
+        await fake.wait_requests(2)
         with trio.fail_after(5):
             end = await ask(host, "c1", "end", "结束")
     assert results[0][-1].text == INTERRUPTED
-    assert end[-1].text == "再见。" and end[-1].session == "ended"
+    assert end[-1].text == "再见。"
+    assert end[-1].session == "ended"
 
 
-async def test_requests_of_one_session_run_in_arrival_order(fake, probe) -> None:
+async def test_requests_of_one_session_run_in_arrival_order(fake, probe, make_host) -> None:
     fake.default = Reply(tool_calls=[])
 
     def script(request: dict[str, Any]) -> Reply:
@@ -291,7 +302,7 @@ async def test_requests_of_one_session_run_in_arrival_order(fake, probe) -> None
     assert finished == ["收到一", "收到二", "收到三"]
 
 
-async def test_message_for_a_missing_session_answers_ended(fake, probe) -> None:
+async def test_message_for_a_missing_session_answers_ended(fake, probe, make_host) -> None:
     host = make_host(fake, probe)
     for kind in ("message", "end"):
         replies = await ask(host, "nobody", kind, "你好")
@@ -299,7 +310,7 @@ async def test_message_for_a_missing_session_answers_ended(fake, probe) -> None:
     assert fake.requests == []
 
 
-async def test_start_on_a_live_context_closes_the_old_session(fake, probe) -> None:
+async def test_start_on_a_live_context_closes_the_old_session(fake, probe, make_host) -> None:
     fake.default = Reply("开局口令")
     host = make_host(fake, probe)
     before = probe.agent_cls.closed_count  # type: ignore[attr-defined]
@@ -309,7 +320,7 @@ async def test_start_on_a_live_context_closes_the_old_session(fake, probe) -> No
     assert host.session_count == 1
 
 
-async def test_sessions_beyond_the_limit_get_a_speakable_refusal(fake, probe) -> None:
+async def test_sessions_beyond_the_limit_get_a_speakable_refusal(fake, probe, make_host) -> None:
     fake.default = Reply("开局口令")
     host = make_host(fake, probe, max_sessions=2)
     await ask(host, "a", "start")
@@ -320,7 +331,7 @@ async def test_sessions_beyond_the_limit_get_a_speakable_refusal(fake, probe) ->
     assert (await ask(host, "c", "start"))[-1].session == "active"
 
 
-async def test_idle_sessions_are_closed(fake, probe) -> None:
+async def test_idle_sessions_are_closed(fake, probe, make_host) -> None:
     fake.default = Reply("开局口令")
     host = make_host(fake, probe, idle_timeout=0.05)
     await ask(host, "a", "start")
@@ -330,7 +341,7 @@ async def test_idle_sessions_are_closed(fake, probe) -> None:
     assert (await ask(host, "a", "message", "还在吗"))[-1].session == "ended"
 
 
-async def test_shutdown_closes_every_session_and_leaves_no_task(fake, probe) -> None:
+async def test_shutdown_closes_every_session_and_leaves_no_task(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply("开局口令"), Reply(tool_calls=[("slow", {})]))
     host = make_host(fake, probe)
     before = probe.agent_cls.closed_count  # type: ignore[attr-defined]

@@ -1,6 +1,7 @@
-"""Benchmark: our trio+h11 A2A server vs a2a-sdk's reference server (uvicorn + starlette).
+"""Benchmark: our trio+h11 A2A server vs a2a-sdk's reference server, and the real runtime.
 
-Not a test. Run:  /work/venv/bin/python tests/bench/bench_a2a.py [--seconds 5]
+Not a test. Run:  /work/venv/bin/python tests/bench/bench_a2a.py [--quick] [--seconds 5]
+(see tests/bench/README.md; ``--quick`` is a ~1 minute smoke run).
 
 1. Throughput/latency: the echo game (one WORKING + one COMPLETED reply) served by each
    server in its own process; one load generator (trio, raw sockets, keep-alive, one
@@ -14,6 +15,21 @@ Not a test. Run:  /work/venv/bin/python tests/bench/bench_a2a.py [--seconds 5]
    1,000 idle keep-alive connections that stay open). Sessions are a GameHost concept; here
    they are our per-request task store (64 finished kept) + idle connections + the echo
    handler's session set; the SDK keeps every task in its InMemoryTaskStore.
+
+The real runtime (``python -m agentcade serve <game>`` in a subprocess: GameHost + SkillAgent
++ the openai client behind our A2A server; the client is raw sockets, as above):
+
+4. "end" -> final with a slow model: the probe game, its model pointed at the fake OpenAI
+   server (``tests/fake_openai.py``, in this process). Per session: ``start`` (the model
+   answers at once), a streaming ``message`` whose model call hangs (read in the background
+   to its INTERRUPTED final), and once the fake has received that model call, ``end`` on
+   another connection (the end round's model call answers at once). Timed: sending ``end``
+   -> its final reply; split at the moment the end round's model request reaches the fake.
+5. RSS per idle GameHost session: riddle with the offline model (no LLM settings),
+   ``--max-sessions 2000``; RSS before and after 1,000 ``start`` requests, each on its own
+   connection, closed after the reply (so only the sessions stay). A second row points
+   riddle at the fake model: each session then also holds an openai client and its
+   keep-alive connection to the model.
 """
 
 from __future__ import annotations
@@ -38,6 +54,13 @@ sys.path.insert(0, str(ROOT))
 from agentcade.a2a.handler import ReplySink  # noqa: E402
 from agentcade.protocol import GameInput, GameReply  # noqa: E402
 from tests.a2a_peers import EchoHandler, echo_card, free_port  # noqa: E402
+from tests.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai  # noqa: E402
+
+PROBE = ROOT / "tests" / "data" / "games" / "probe"
+END_TARGET_MS = 20.0
+SESSION_TARGET_KIB = 200
+END_MARK = "END-ROUND-OK"
+"""In the end round's model answer: the final reply must carry it (the model really ran)."""
 
 # ------------------------------------------------------------------ servers (subprocesses)
 
@@ -58,17 +81,51 @@ def serve(kind: str, port: int) -> None:
 def start(kind: str) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", kind, "--port", str(port)])
+    return proc, wait_listening(proc, port, kind)
+
+
+def wait_listening(proc: subprocess.Popen[bytes], port: int, what: str) -> int:
     deadline = time.monotonic() + 20
     import socket
 
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} server exited with {proc.returncode}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, port
+            return port
         except OSError:
             time.sleep(0.05)
     proc.kill()
-    raise RuntimeError(f"{kind} server did not start")
+    raise RuntimeError(f"{what} server did not start")
+
+
+def start_game(game: str, llm_url: str | None, max_sessions: int) -> tuple[subprocess.Popen[bytes], int]:
+    """``python -m agentcade serve <game>`` on 127.0.0.1: the production entry point.
+
+    LLM settings come only from here: every ``LLM_*`` variable of this environment is
+    dropped and the user config folder is an empty one, so ``llm_url=None`` is offline.
+    """
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLM_")}
+    env["AGENTCADE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="bench-agentcade-")
+    if llm_url is not None:
+        env.update(LLM_BASE_URL=llm_url, LLM_API_KEY="sk-fake-secret", LLM_MODEL="fake-model", LLM_TIMEOUT="30")
+    port = free_port()
+    cmd = [sys.executable, "-m", "agentcade", "serve", game, "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--max-sessions", str(max_sessions)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, wait_listening(proc, port, f"agentcade serve {game}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def rss_kib(pid: int) -> int:
@@ -218,6 +275,137 @@ async def bench_end_cancel(
     return q[49] * 1000, q[98] * 1000
 
 
+# ------------------------------------------------------------------ the real runtime
+
+
+def has_text(buf: bytes, text: str) -> bool:
+    """Whether ``text`` is in a JSON body, written raw or with \\u escapes."""
+    return text.encode() in buf or json.dumps(text)[1:-1].encode() in buf
+
+
+def user_event(request: dict[str, Any]) -> str | None:
+    """The ``event`` of the last user message of a chat request (SkillAgent's format)."""
+    last = request.get("messages", [{}])[-1]
+    if last.get("role") != "user":
+        return None  # a tool result: a later step of a ReAct round
+    try:
+        return json.loads(last["content"]).get("event")
+    except (ValueError, AttributeError):
+        return None
+
+
+class EndScript:
+    """The fake model's script: ``message`` hangs, ``start``/``end`` answer at once."""
+
+    def __init__(self) -> None:
+        self.message_seen = trio.Event()
+        self.end_seen_at = 0.0
+
+    def __call__(self, request: dict[str, Any]) -> Reply | Hang:
+        event = user_event(request)
+        if event == "message":
+            self.message_seen.set()
+            return Hang()
+        if event == "end":
+            self.end_seen_at = time.perf_counter()
+            return Reply(f"好的，这一局就到这里。{END_MARK}")
+        return Reply("我们开始吧。")
+
+
+async def read_to_end(stream: trio.SocketStream, out: list[bytes]) -> None:
+    """The background reader of the hanging turn: its whole SSE body."""
+    buf = b""
+    with trio.move_on_after(10):
+        while not buf.endswith(b"\r\n0\r\n\r\n"):
+            data = await stream.receive_some(65536)
+            if not data:
+                break
+            buf += data
+    out.append(buf)
+
+
+async def bench_end_real(game: Path, rounds: int) -> dict[str, list[float]]:
+    """``end`` -> final on the real runtime (see the module docstring, 4)."""
+    script = EndScript()
+    out: dict[str, list[float]] = {"total": [], "to_model": [], "after_model": []}
+    async with trio.open_nursery() as nursery:
+        fake: FakeOpenAI = await nursery.start(serve_fake_openai)
+        fake.default = script
+        proc, port = await trio.to_thread.run_sync(start_game, str(game), fake.url, rounds + 8)
+        try:
+            for i in range(-3, rounds):  # three warm-up sessions
+                ctx = f"real-end-{i}-{uuid.uuid4().hex[:8]}"
+                script.message_seen = trio.Event()
+                first = await trio.open_tcp_stream("127.0.0.1", port)
+                await one_stream(first, request_bytes(port, ctx, "start", "开始"))
+                await first.aclose()
+                turn = await trio.open_tcp_stream("127.0.0.1", port)
+                end = await trio.open_tcp_stream("127.0.0.1", port)
+                turn_body: list[bytes] = []
+                async with trio.open_nursery() as reader:
+                    await turn.send_all(request_bytes(port, ctx, "message", "慢慢想"))
+                    reader.start_soon(read_to_end, turn, turn_body)
+                    with trio.fail_after(10):
+                        await script.message_seen.wait()  # the model call is in flight
+                    t0 = time.perf_counter()
+                    body = await one_stream(end, request_bytes(port, ctx, "end", ""))
+                    t1 = time.perf_counter()
+                await end.aclose()
+                await turn.aclose()
+                if not has_text(body, END_MARK):
+                    raise RuntimeError(f"end's final is not the end round's model answer: {body[-400:]!r}")
+                if not (turn_body and b"TASK_STATE_COMPLETED" in turn_body[0]):
+                    raise RuntimeError(f"the interrupted turn got no final reply: {turn_body!r}")
+                if i >= 0:
+                    out["total"].append(t1 - t0)
+                    out["to_model"].append(script.end_seen_at - t0)
+                    out["after_model"].append(t1 - script.end_seen_at)
+        finally:
+            await trio.to_thread.run_sync(stop, proc)
+            nursery.cancel_scope.cancel()
+    return out
+
+
+async def bench_idle_real(game: str, n: int, with_model: bool) -> tuple[int, int, float]:
+    """RSS (KiB) of ``agentcade serve`` before/after ``n`` idle sessions; seconds for the starts."""
+
+    async def request(port: int, ctx: str, kind: str, text: str) -> bytes:
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        try:
+            return await one_stream(stream, request_bytes(port, ctx, kind, text))
+        finally:
+            await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        url = None
+        if with_model:
+            fake: FakeOpenAI = await nursery.start(serve_fake_openai)
+            fake.default = Reply("我们开始吧。")
+            url = fake.url
+        proc, port = await trio.to_thread.run_sync(start_game, game, url, 2000)
+        try:
+            for i in range(20):  # warm-up: whole sessions (start + end), none left behind
+                await request(port, f"warm-{i}", "start", "开始")
+                await request(port, f"warm-{i}", "end", "")
+            await trio.sleep(0.5)
+            before = rss_kib(proc.pid)
+            t0 = time.perf_counter()
+            for i in range(n):
+                body = await request(port, f"idle-{i}", "start", "开始")
+                if has_text(body, "太多"):
+                    raise RuntimeError("the host refused a session (max sessions)")
+            seconds = time.perf_counter() - t0
+            await trio.sleep(1.0)  # let the server close the connections
+            after = rss_kib(proc.pid)
+            body = await request(port, "idle-0", "message", "不知道")  # the sessions are alive
+            if has_text(body, "这一局已经结束了"):
+                raise RuntimeError("the first idle session is gone")
+        finally:
+            await trio.to_thread.run_sync(stop, proc)
+            nursery.cancel_scope.cancel()
+    return before, after, seconds
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -225,12 +413,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--serve", choices=["ours", "sdk"])
     parser.add_argument("--port", type=int)
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--idle", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per throughput row")
+    parser.add_argument("--idle", type=int, default=1000, help="sessions for the RSS figures")
+    parser.add_argument("--rounds", type=int, default=200, help="sessions for the 'end' latency figures")
+    parser.add_argument("--end-game", default=str(PROBE), help="game for the real 'end' figure")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 s per row, fewer rounds")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.port)
         return
+    if args.quick:
+        args.seconds, args.rounds = 1.0, 50
+    started = time.monotonic()
 
     results: dict[tuple[str, int], tuple[float, float, float, int]] = {}
     memory: dict[str, tuple[int, int]] = {}
@@ -266,15 +460,50 @@ def main() -> None:
             f"{clients:>7} | {o[0]:>9.0f} {o[1]:>7.2f} {o[2]:>7.2f} | {s[0]:>8.0f} {s[1]:>7.2f} {s[2]:>7.2f} |"
             f" {o[0] / s[0]:>6.2f} {o[2] / s[2]:>6.2f} | {o[3]}/{s[3]}"
         )
-    p50, p99 = trio.run(bench_end_cancel, EndCancelsHandler)
+    p50, p99 = trio.run(bench_end_cancel, EndCancelsHandler, args.rounds)
     print(
-        f"\n'end' while a turn waits on a slow handler -> end's final reply: p50 {p50:.2f} ms, p99 {p99:.2f} ms (ours, in-process)"
+        f"\n'end' while a turn waits on a stand-in handler (EndCancelsHandler, no GameHost) -> end's final"
+        f" reply, {args.rounds} sessions: p50 {p50:.2f} ms, p99 {p99:.2f} ms (ours, in-process)"
     )
-    print(f"\nRSS after {args.idle} idle sessions (one 'start' each, connections kept open):")
+    print(f"\nRSS after {args.idle} idle echo sessions (one 'start' each, connections KEPT OPEN; echo handler):")
     for kind, (before, after) in memory.items():
         print(
             f"  {kind:>4}: {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB, +{(after - before) / args.idle:.1f} KiB/session"
         )
+
+    sys.stdout.flush()
+    end = trio.run(bench_end_real, Path(args.end_game), args.rounds)
+    name = Path(args.end_game).name
+    print(
+        f"\nREAL RUNTIME: 'end' -> final, `agentcade serve {name}` (GameHost) + fake OpenAI model;"
+        f" the message's model call hangs, the end round's answers at once; {args.rounds} sessions,"
+        f" client = raw sockets (trio), one connection per request"
+    )
+    for label, key in (
+        ("end sent -> final reply", "total"),
+        ("  end sent -> end round's model request at the fake", "to_model"),
+        ("  model request at the fake -> final reply at the client", "after_model"),
+    ):
+        q = statistics.quantiles(end[key], n=100)
+        print(f"  {label:<58} p50 {q[49] * 1000:6.2f} ms   p99 {q[98] * 1000:6.2f} ms   max {max(end[key]) * 1000:6.2f} ms")
+    verdict = "OK" if statistics.quantiles(end["total"], n=100)[98] * 1000 <= END_TARGET_MS else "ABOVE TARGET"
+    print(f"  target: p99 <= {END_TARGET_MS:g} ms -> {verdict}")
+
+    sys.stdout.flush()
+    rows = [("riddle, offline model", trio.run(bench_idle_real, "riddle", args.idle, False))]
+    rows.append(("riddle, fake OpenAI model", trio.run(bench_idle_real, "riddle", args.idle, True)))
+    print(
+        f"\nREAL RUNTIME: RSS of `agentcade serve riddle --max-sessions 2000` before/after {args.idle}"
+        f" idle GameHost sessions (one 'start' each, its connection closed after the reply)"
+    )
+    for label, (before, after, seconds) in rows:
+        per = (after - before) / args.idle
+        verdict = "OK" if per <= SESSION_TARGET_KIB else "ABOVE TARGET"
+        print(
+            f"  {label:<26}: {before / 1024:.1f} MiB -> {after / 1024:.1f} MiB, +{per:.1f} KiB/session"
+            f"  ({args.idle / seconds:.0f} starts/s)  target <= {SESSION_TARGET_KIB} KiB (offline row) -> {verdict}"
+        )
+    print(f"\ntotal run time {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":

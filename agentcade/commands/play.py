@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import trio
 
@@ -28,7 +29,7 @@ from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry, open_registry
 from agentcade.settings import AgentSettings, SettingsError, load_game_settings
-from agentcade.trace import JsonLinesSink, Trace
+from agentcade.trace import NULL_TRACE, JsonLinesSink, Trace
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -83,11 +84,26 @@ def main_model(registry: GameRegistry, trace: Trace) -> tuple[ChatModel, bool]:
 
 @asynccontextmanager
 async def open_pipeline(
-    robot: Robot, *, games: list[str], trace: Trace
+    robot: Robot,
+    *,
+    games: Sequence[str] = (),
+    trace: Trace = NULL_TRACE,
+    builtin_dir: Path | None = None,
+    remote: Sequence[str] | None = None,
+    model: Callable[[GameRegistry], ChatModel] | None = None,
 ) -> AsyncIterator[tuple[MainAgent, GameRegistry]]:
-    """Registry, output queue and main agent, all living in one nursery."""
-    async with open_registry(extra=games, trace=trace) as registry:
-        model, offline = main_model(registry, trace)
+    """Registry, output queue and main agent, all living in one nursery.
+
+    ``builtin_dir``, ``remote`` and ``model`` replace the defaults (``games/``, the
+    installed remote games, the configured model) — for tests and embedding.
+    """
+    async with open_registry(
+        extra=games, remote=remote, builtin_dir=builtin_dir, trace=trace
+    ) as registry:
+        if model is None:
+            chat_model, offline = main_model(registry, trace)
+        else:
+            chat_model, offline = model(registry), False
         if offline:
             print(offline_notice(), file=sys.stderr)
         for problem in registry.problems:
@@ -95,13 +111,13 @@ async def open_pipeline(
         async with trio.open_nursery() as nursery:
             output = OutputQueue(robot, trace=trace)
             await nursery.start(output.run)
-            agent = MainAgent(registry, output, model, nursery, trace=trace)
+            agent = MainAgent(registry, output, chat_model, nursery, trace=trace)
             try:
                 yield agent, registry
             finally:
                 with trio.CancelScope(shield=True), trio.move_on_after(15):
                     await agent.shutdown()
-                    close = getattr(model, "aclose", None)
+                    close = getattr(chat_model, "aclose", None)
                     if close is not None:
                         await close()
                 nursery.cancel_scope.cancel()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -259,32 +259,42 @@ class MainAgent:
     async def _request(self, current: _Current, game_input: GameInput, *, quiet: bool = False) -> None:
         """Send one request; returns once its first reply was played (or it failed).
 
+        The request counts as in flight (the game is busy) until its final reply arrives.
         Its records, the game's own included, carry the id of the user's turn that caused it.
         """
-        rid = current_request_id() or uuid.uuid4().hex
+        key = uuid.uuid4().hex
+        rid = current_request_id() or key
         first = trio.Event()
         scope = trio.CancelScope()
-        current.inflight[rid] = scope
+        current.inflight[key] = scope
         self._idle = trio.Event()
         self.trace.record(
             "a2a_request", game=current.info.id, context_id=current.context_id, kind=game_input.kind, text=game_input.text
         )
 
+        def settled() -> None:
+            current.inflight.pop(key, None)
+            if not any(c.busy for c in (current, self.current) if c is not None):
+                self._idle.set()
+
         async def reader() -> None:
             try:
                 with request_scope(rid), scope:
-                    await self._read_replies(current, game_input, first, quiet)
+                    await self._read_replies(current, game_input, first, settled, quiet)
             finally:
-                current.inflight.pop(rid, None)
+                settled()
                 first.set()
-                if not any(c.busy for c in [current, self.current] if c is not None):
-                    self._idle.set()
 
         self._nursery.start_soon(reader)
         await first.wait()
 
     async def _read_replies(
-        self, current: _Current, game_input: GameInput, first: trio.Event, quiet: bool
+        self,
+        current: _Current,
+        game_input: GameInput,
+        first: trio.Event,
+        settled: Callable[[], None],
+        quiet: bool,
     ) -> None:
         try:
             async with current.client.stream(current.context_id, game_input) as replies:
@@ -293,15 +303,19 @@ class MainAgent:
                         "game_reply", game=current.info.id, text=reply.text, final=is_final,
                         session=reply.session, directives=[d.describe() for d in reply.directives],
                     )
+                    # No checkpoint from here to the clear: nobody may see a settled
+                    # request of a session that is already over.
+                    if is_final:
+                        settled()
                     if not quiet:
-                        await self.output.put(reply, game=current.info, remote=_is_remote(current))
+                        self.output.put_nowait(reply, game=current.info, remote=_is_remote(current))
                         if reply.text:
                             self.history.append({"role": "game_agent", "content": reply.text, "game": current.info.name})
+                    if is_final and reply.session == "ended":
+                        self._clear(current)  # the reset is queued after this last reply
                     if not first.is_set():
                         await self.output.drain()
                         first.set()
-                    if is_final and reply.session == "ended":
-                        self._clear(current)
         except Exception as exc:  # noqa: BLE001 - the one boundary: any game failure is told, then we carry on
             log.warning("game %s failed on %s: %s", current.info.id, game_input.kind, exc)
             self.trace.record("game_error", game=current.info.id, kind=game_input.kind, error=str(exc))
@@ -311,6 +325,7 @@ class MainAgent:
                 self._clear(current)
 
     def _clear(self, current: _Current) -> None:
+        """Forget the game; the robot is reset after everything queued so far is played."""
         if self.current is current:
             self.current = None
             self.trace.record("game_cleared", game=current.info.id)

@@ -204,6 +204,27 @@ async def test_unreachable_server_is_model_error() -> None:
     await model.aclose()
 
 
+async def test_models_with_the_same_endpoint_share_one_client(start_model: StartModel) -> None:
+    fake, first = await start_model()
+    second = OpenAIChatModel(fake.settings(model="other", temperature=0.0), max_retries=0)
+    assert second._client is first._client  # one TLS context and one pool per endpoint
+    fake.push(Reply("一"), Reply("二"))
+    await second.complete(MESSAGES, [])
+    await second.aclose()  # the other model still uses the client
+    assert (await first.complete(MESSAGES, [])).text == "二"
+    assert [r["model"] for r in fake.requests] == ["other", "fake-model"]
+
+
+async def test_the_last_model_closes_the_shared_client(start_model: StartModel) -> None:
+    fake, first = await start_model()
+    client = first._client
+    await first.aclose()
+    assert client.is_closed()
+    again = OpenAIChatModel(fake.settings(), max_retries=0)
+    assert again._client is not client  # a fresh one after the last user left
+    await again.aclose()
+
+
 async def test_make_model() -> None:
     assert isinstance(make_model(LLMSettings()), OfflineModel)
     model = make_model(LLMSettings(base_url="http://127.0.0.1:9/v1", model="qwen"), stream=True)

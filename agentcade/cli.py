@@ -70,7 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if module is None:
         print(f"agentcade {args.command}: not built yet in this version.", file=sys.stderr)
         return NOT_BUILT
-    code: int = module.run(args)
+    code = 130  # the shell's code for Ctrl-C
+    try:
+        code = module.run(args)
+    except* KeyboardInterrupt:  # trio delivers it inside an exception group
+        print(file=sys.stderr)
     return code
 
 

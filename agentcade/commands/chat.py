@@ -52,8 +52,6 @@ def run(args: argparse.Namespace) -> int:
     except (GameLoadError, SettingsError) as exc:
         print(f"agentcade chat: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
     finally:
         if jsonl is not None:
             jsonl.close()

@@ -41,10 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the check; 0 when nothing fails, 1 otherwise."""
-    try:
-        result = trio.run(lambda: run_check(args.game, say=args.say, timeout=args.timeout))
-    except KeyboardInterrupt:
-        return 130
+    result = trio.run(lambda: run_check(args.game, say=args.say, timeout=args.timeout))
     return report(result, args)
 
 

@@ -64,8 +64,6 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"agentcade play: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
     finally:
         if jsonl is not None:
             jsonl.close()

@@ -64,29 +64,38 @@ async def serve_game(
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C or SIGTERM."""
+    """Serve until Ctrl-C or SIGTERM (both end every session, then exit 0)."""
     try:
         trio.run(_serve, args)
     except (GameLoadError, SettingsError) as exc:
         print(f"agentcade serve: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        pass
     return 0
 
 
 async def _serve(args: argparse.Namespace) -> None:
+    explicit = args.public_url or os.environ.get("PUBLIC_URL") or None
+    url = public_url(explicit, os.environ, args.host, args.port) if explicit or os.environ.get("SPACE_HOST") else None
     async with open_local_game(args.game, max_sessions=args.max_sessions) as local:
         if local.settings.llm.offline:
             print(offline_notice(), file=sys.stderr)
-        explicit = args.public_url or os.environ.get("PUBLIC_URL") or None
-        async with trio.open_nursery() as nursery:
-            url = public_url(explicit, os.environ, args.host, args.port) if (explicit or os.environ.get("SPACE_HOST")) else None
-            port, card_url = await nursery.start(
-                lambda task_status: serve_game(local, port=args.port, host=args.host, url=url, task_status=task_status)
-            )
-            print(f"{local.game.skill.name}（{local.game.id}）在 http://{args.host}:{port}/ 上服务；名片地址 {card_url}", flush=True)
-            with trio.open_signal_receiver(signal.SIGTERM) as signals:
-                async for _ in signals:
-                    nursery.cancel_scope.cancel()
-                    break
+        try:
+            async with trio.open_nursery() as nursery:
+                port, card_url = await nursery.start(
+                    lambda task_status: serve_game(
+                        local, port=args.port, host=args.host, url=url, task_status=task_status
+                    )
+                )
+                print(
+                    f"{local.game.skill.name}（{local.game.id}）在 http://{args.host}:{port}/ 上服务；"
+                    f"名片地址 {card_url}",
+                    flush=True,
+                )
+                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        nursery.cancel_scope.cancel()
+                        break
+        finally:
+            # Runs on SIGTERM and on Ctrl-C alike; the host closes the sessions as the
+            # surrounding block ends.
+            print(f"正在退出：结束 {local.host.session_count} 局。", flush=True)

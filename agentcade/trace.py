@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["JsonLinesSink", "Trace", "current_request_id", "request_scope"]
+__all__ = ["NULL_TRACE", "JsonLinesSink", "Sink", "Trace", "current_request_id", "request_scope"]
 
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "agentcade_request_id", default=None

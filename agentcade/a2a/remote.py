@@ -36,16 +36,7 @@ class RemoteGameClient:
         self.protocol = protocol
         self.endpoint = endpoint_for(url, card)
         self._client = client
-        self.info = GameInfo(
-            id=card.game_id,
-            name=card.name,
-            description=card.description,
-            summary=card.summary,
-            aliases=tuple(card.aliases),
-            capabilities=tuple(card.capabilities),
-            version=card.version,
-            location=url,
-        )
+        self.info = GameInfo.from_card(card, url)
 
     @asynccontextmanager
     async def stream(self, context_id: str, game_input: GameInput) -> AsyncIterator[ReplyStream]:

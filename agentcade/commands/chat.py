@@ -20,13 +20,14 @@ from typing import Any
 
 import trio
 
+from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.game.client import GameClient
 from agentcade.game.loader import GameLoadError
 from agentcade.game.open import is_url, open_game, open_local_game
 from agentcade.llm import offline_notice
 from agentcade.protocol import GameInput, GameReply
 from agentcade.settings import SettingsError
-from agentcade.trace import JsonLinesSink, Trace
+from agentcade.trace import Trace
 
 DEFAULT_START = "我们来玩吧"
 
@@ -35,26 +36,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``agentcade chat``."""
     p.add_argument("game", help="game folder, built-in game id, or https:// URL of a remote game")
     p.add_argument("--start", default=DEFAULT_START, help="the opening line (default: %(default)s)")
-    p.add_argument("--trace", action="store_true", help="print prompts, model messages and tool calls")
-    p.add_argument("--trace-file", metavar="PATH", help="write the trace as JSON lines to PATH")
+    add_trace_options(p, "prompts, model messages and tool calls")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the simulator; exit code 0, or 1 when the game cannot be opened."""
-    trace = Trace()
-    if args.trace:
-        trace.add_sink(ConsoleTrace())
-    jsonl = JsonLinesSink(args.trace_file) if args.trace_file else None
-    if jsonl is not None:
-        trace.add_sink(jsonl)
     try:
-        return trio.run(_chat, args, trace)
+        with trace_from_args(args, ConsoleTrace()) as trace:
+            return trio.run(_chat, args, trace)
     except (GameLoadError, SettingsError) as exc:
         print(f"agentcade chat: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if jsonl is not None:
-            jsonl.close()
 
 
 async def _chat(args: argparse.Namespace, trace: Trace) -> int:

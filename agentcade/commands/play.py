@@ -22,6 +22,7 @@ from pathlib import Path
 
 import trio
 
+from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
 from agentcade.device.robots import Robot, open_robot
 from agentcade.llm import ChatModel, make_model, offline_notice
@@ -29,7 +30,7 @@ from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry, open_registry
 from agentcade.settings import AgentSettings, SettingsError, load_game_settings
-from agentcade.trace import NULL_TRACE, JsonLinesSink, Trace
+from agentcade.trace import NULL_TRACE, Trace
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,27 +47,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="console",
         help="console (default), sim (simulated robot), or the robot Daemon's ws:// URL",
     )
-    p.add_argument("--trace", action="store_true", help="print the trace as it happens")
-    p.add_argument("--trace-file", metavar="PATH", help="write the trace as JSON lines to PATH")
+    add_trace_options(p, "the trace")
 
 
 def run(args: argparse.Namespace) -> int:
     """Play until /quit or end of input."""
-    trace = Trace()
-    if args.trace:
-        trace.add_sink(ConsoleTrace())
-        trace.add_sink(_main_trace_printer)
-    jsonl = JsonLinesSink(args.trace_file) if args.trace_file else None
-    if jsonl is not None:
-        trace.add_sink(jsonl)
     try:
-        trio.run(_play, args, trace)
+        with trace_from_args(args, ConsoleTrace(), _main_trace_printer) as trace:
+            trio.run(_play, args, trace)
     except SettingsError as exc:
         print(f"agentcade play: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if jsonl is not None:
-            jsonl.close()
     return 0
 
 

@@ -15,13 +15,16 @@ import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 from agentcade.game.host import GameHost
 from agentcade.protocol import GameInput, GameReply
 from agentcade.skill import Skill
+
+if TYPE_CHECKING:
+    from agentcade.a2a.card import CardInfo
 
 __all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream"]
 
@@ -53,6 +56,20 @@ class GameInfo:
             aliases=tuple(skill.aliases),
             capabilities=tuple(skill.required_capabilities),
             version=skill.version,
+            location=location,
+        )
+
+    @classmethod
+    def from_card(cls, card: CardInfo, location: str) -> GameInfo:
+        """The info of a remote game, from its agent card."""
+        return cls(
+            id=card.game_id,
+            name=card.name,
+            description=card.description,
+            summary=card.summary,
+            aliases=tuple(card.aliases),
+            capabilities=tuple(card.capabilities),
+            version=card.version,
             location=location,
         )
 

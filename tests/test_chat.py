@@ -1,0 +1,102 @@
+"""``agentcade chat``: the text simulator, run as a real process on the offline model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from agentcade.commands.serve import serve_game
+from agentcade.game.open import open_local_game
+
+GAMES = Path(__file__).resolve().parents[1] / "games"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "OPENAI_"))}
+    clean["AGENTCADE_HOME"] = str(tmp_path)
+    return clean
+
+
+async def chat(env: dict[str, str], *args: str, lines: str) -> subprocess.CompletedProcess[bytes]:
+    with trio.fail_after(60):
+        return await trio.run_process(
+            [sys.executable, "-m", "agentcade", "chat", *args],
+            stdin=lines.encode(),
+            capture_stdout=True,
+            capture_stderr=True,
+            env=env,
+            check=False,
+        )
+
+
+async def test_plays_a_scripted_session_from_stdin_and_says_it_is_offline(env) -> None:
+    done = await chat(env, "riddle", lines="是水吗\n给个提示\n/quit\n")
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "使用离线模型" in err
+    assert out.splitlines()[0] == "—— 猜谜语（riddle）。输入 /end 结束这一局，/quit 退出。"
+    assert "你：是水吗" in out
+    assert "  [机器人] motion.move_to(" in out  # the wrong guess shakes the head
+    assert out.count("小懒：") == 4  # opening, wrong, hint, the goodbye of /quit
+    assert "—— 这一局结束了" in out
+
+
+async def test_end_closes_the_round_and_the_next_line_starts_a_new_one(env, tmp_path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    done = await chat(
+        env, "guess_number", "--start", "来猜数字", "--trace-file", str(trace), lines="/end\n再来\n/quit\n"
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    starts = [r for r in records if r["type"] == "hook" and r["hook"] == "on_start"]
+    ends = [r for r in records if r["type"] == "hook" and r["hook"] == "on_end"]
+    assert (len(starts), len(ends)) == (2, 2)
+    first_user = json.loads(next(r for r in records if r["type"] == "model_request")["messages"][0]["content"])
+    assert first_user == {"event": "start", "user_text": "来猜数字", "result": starts[0]["result"]}
+
+
+async def test_trace_prints_the_prompt_once_then_state_and_tool_calls(env) -> None:
+    done = await chat(env, "riddle", "--trace", lines="是水吗\n给个提示\n/quit\n")
+    err = done.stderr.decode()
+    assert err.count("[trace] 系统提示词：") == 1
+    assert "[trace] 状态：" in err
+    assert "[trace] 工具 check_answer(" in err
+    assert "[trace] → 模型 user:" in err
+
+
+async def test_trace_file_has_one_json_record_per_event(env, tmp_path) -> None:
+    trace = tmp_path / "t.jsonl"
+    done = await chat(env, "riddle", "--trace-file", str(trace), lines="是水吗\n/quit\n")
+    assert done.returncode == 0
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    kinds = {r["type"] for r in records}
+    assert {"game_prompt", "model_request", "tool_call", "hook", "game_reply"} <= kinds
+    assert all("ts" in r for r in records)
+
+
+async def test_a_folder_that_is_not_a_game_is_a_clear_error(env, tmp_path) -> None:
+    done = await chat(env, str(tmp_path), lines="")
+    assert done.returncode == 1
+    assert "SKILL.md: missing" in done.stderr.decode()
+
+
+async def test_chat_plays_a_remote_game_by_url(env, nursery, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path))
+    async with open_local_game(str(GAMES / "riddle")) as local:
+        port, _ = await nursery.start(
+            lambda task_status: serve_game(local, port=0, host="127.0.0.1", url=None, task_status=task_status)
+        )
+        done = await chat(env, f"http://127.0.0.1:{port}", lines="是水吗\n/quit\n")
+        out = done.stdout.decode()
+        assert done.returncode == 0, done.stderr.decode()
+        assert out.startswith("—— 猜谜语（riddle）")
+        assert out.count("小懒：") == 3
+        assert local.host.session_count == 0  # /quit ended the remote session
+        nursery.cancel_scope.cancel()

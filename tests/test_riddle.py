@@ -1,0 +1,495 @@
+"""猜谜语 (games/riddle) through GameHost, with the fake OpenAI server as the model.
+
+The fake model is scripted per test (which tool it calls, what it says), so these tests pin
+down what the game's code guarantees whatever the model does: the riddle is read out, the
+answer is judged tolerantly but only once per input, the robot nods and shows the star on
+a right answer, and the answer reaches neither the model nor the family before it is
+revealed. The deck is fixed (长颈鹿, then 雨伞, then the rest) by patching ``random`` in
+the game module; the no-repeat test plays with the game's own shuffle.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from functools import partial
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from agentcade import effects
+from agentcade.device.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
+from agentcade.game.host import INTERRUPTED, GameHost
+from agentcade.game.loader import LoadedGame, load_game
+from agentcade.protocol import GameReply
+from agentcade.vector import encode_vector
+from tests.fake_openai import FakeOpenAI, Hang, Reply
+from tests.game_helpers import (
+    GAMES_DIR,
+    Hosts,
+    ask,
+    assert_valid_directives,
+    call,
+    calls,
+    directives,
+    game_module,
+    start_fake,
+    state_of,
+    texts,
+    tool_results,
+    user_events,
+)
+
+FIRST, SECOND = "长颈鹿", "雨伞"
+HAPPY = encode_vector(effects.kaomoji("happy"))
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def loaded() -> LoadedGame:
+    return load_game(GAMES_DIR / "riddle", builtin=True)
+
+
+@pytest.fixture
+def game(loaded: LoadedGame, monkeypatch: pytest.MonkeyPatch) -> LoadedGame:
+    """The game with a fixed deck: 长颈鹿, 雨伞, then the rest in file order."""
+    module = game_module(loaded)
+    index = {r["answer"]: i for i, r in enumerate(module.RIDDLES)}
+    first = [index[FIRST], index[SECOND]]
+    deck = first + [i for i in range(len(module.RIDDLES)) if i not in first]
+
+    def sample(population: Any, k: int) -> list[int]:
+        assert list(population) == list(range(len(module.RIDDLES)))
+        assert k == len(module.RIDDLES)
+        return deck[::-1]  # the game pops from the end
+
+    monkeypatch.setattr(module, "random", SimpleNamespace(sample=sample))
+    return loaded
+
+
+@pytest.fixture
+async def fake(nursery: trio.Nursery) -> FakeOpenAI:
+    return await start_fake(nursery)
+
+
+@pytest.fixture
+async def hosts(game: LoadedGame) -> AsyncIterator[Hosts]:
+    made = Hosts(game)
+    yield made
+    await made.aclose()
+
+
+def riddle(game: LoadedGame, answer: str) -> dict[str, Any]:
+    return next(r for r in game_module(game).RIDDLES if r["answer"] == answer)
+
+
+async def started(hosts: Hosts, fake: FakeOpenAI) -> GameHost:
+    fake.push(Reply("我们来猜谜语吧。"))
+    host = hosts.make(fake)
+    await ask(host, "start", "玩猜谜语")
+    return host
+
+
+def screen(replies: list[GameReply]) -> list[str]:
+    """Every picture put on the screen, in order."""
+    return [
+        str(d.kwargs["custom_vector_path"])
+        for d in directives(replies)
+        if "custom_vector_path" in d.kwargs
+    ]
+
+
+def moves(replies: list[GameReply]) -> list[tuple[Any, Any]]:
+    return [
+        (d.kwargs["pan_deg"], d.kwargs["tilt_deg"])
+        for d in directives(replies)
+        if d.call == "motion.move_to"
+    ]
+
+
+# --------------------------------------------------------------------------- start
+
+
+async def test_start_reads_the_riddle_even_when_the_model_leaves_it_out(hosts, fake, game) -> None:
+    question = riddle(game, FIRST)["question"]
+    fake.push(Reply("我们来猜谜语吧，听好了。"))
+    replies = await ask(hosts.make(fake), "start", "玩猜谜语")
+    assert replies[-1].text == f"我们来猜谜语吧，听好了。{question}"
+    assert replies[-1].session == "active"
+    assert directives(replies) == []
+    result = user_events(fake.requests[0])[-1]["result"]
+    assert result == {
+        "outcome": "new_riddle",
+        "question": question,
+        "number": 1,
+        "must_say": [question],
+    }
+    assert state_of(fake.requests[0]) == {
+        "谜面": question,
+        "已出题": 1,
+        "猜对": 0,
+        "谜底已揭晓": False,
+    }
+    assert FIRST not in fake.all_text()
+
+
+async def test_a_riddle_the_model_reads_itself_is_not_read_twice(hosts, fake, game) -> None:
+    question = riddle(game, FIRST)["question"]
+    fake.push(Reply(f"听好了：{question}猜猜是什么？"))
+    replies = await ask(hosts.make(fake), "start", "玩猜谜语")
+    assert replies[-1].text.count(question) == 1
+
+
+# --------------------------------------------------------------------------- judging
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["长颈鹿", "我猜是长颈鹿吧", "是不是长颈鹿", "长井鹿", "我猜是长景路吧"],
+    ids=["plain", "padded", "question-frame", "homophone", "padded-homophone"],
+)
+async def test_right_answer_in_the_users_words(hosts, fake, said) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("check_answer"), Reply("猜对啦，真厉害！"))
+    replies = await ask(host, "message", said)
+    assert tool_results(fake.requests[-1]) == [
+        {"correct": True, "answer": FIRST, "message": f"猜对了，谜底就是{FIRST}！"}
+    ]
+    assert state_of(fake.requests[-1]) | {"谜面": None} == {
+        "谜面": None,
+        "已出题": 1,
+        "猜对": 1,
+        "谜底已揭晓": True,
+    }
+    assert replies[-1].text == "猜对啦，真厉害！"
+    assert replies[-1].session == "active"
+
+
+async def test_right_answer_nods_with_a_happy_face_then_puts_the_star_back(
+    hosts, fake, game
+) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("check_answer"), Reply("猜对啦！"))
+    replies = await ask(host, "message", "长颈鹿")
+    sent = directives(replies)
+    # happy face first, then the nod (tilt only), then the star stays on the screen
+    assert [d.call for d in sent] == [
+        "expression_runtime.start",
+        *["motion.move_to"] * 5,
+        "expression_runtime.update",
+    ]
+    assert screen(replies) == [HAPPY, game_module(game).STAR]
+    assert sent[-1].kwargs["custom_accessory_layer"] == "front"
+    assert {pan for pan, _ in moves(replies)} == {FRONT_PAN}
+    assert len({tilt for _, tilt in moves(replies)}) > 1
+    assert moves(replies)[-1] == (FRONT_PAN, FRONT_TILT)  # ends facing the family
+    assert replies[-1].directives == sent  # they travel with the speech they belong to
+
+
+async def test_wrong_answer_shakes_the_head_and_reveals_nothing(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("check_answer"), Reply("不对哦，再想想。"))
+    replies = await ask(host, "message", "我猜是斑马")
+    result = tool_results(fake.requests[-1])
+    assert result == [{"correct": False, "message": "不对哦，再想想，也可以要个提示。"}]
+    assert calls(replies) == ["motion.move_to"] * 5  # a head shake, no face
+    assert {tilt for _, tilt in moves(replies)} == {FRONT_TILT}
+    assert len({pan for pan, _ in moves(replies)}) > 1
+    assert moves(replies)[-1] == (FRONT_PAN, FRONT_TILT)
+    assert FIRST not in fake.all_text()
+    assert FIRST not in replies[-1].text
+    # still open: the right answer after a wrong one counts
+    fake.push(call("check_answer"), Reply("对啦！"))
+    await ask(host, "message", "长颈鹿")
+    assert tool_results(fake.requests[-1])[0]["correct"] is True
+    assert state_of(fake.requests[-1])["猜对"] == 1
+
+
+@pytest.mark.parametrize("said", ["鹿", "长颈", "我猜是鹿吧", "颈鹿"])
+async def test_half_an_answer_is_wrong(hosts, fake, said) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("check_answer"), Reply("不对哦。"))
+    await ask(host, "message", said)
+    assert tool_results(fake.requests[-1])[0]["correct"] is False
+    assert state_of(fake.requests[-1])["谜底已揭晓"] is False
+
+
+@pytest.mark.parametrize("said", ["不是长颈鹿", "长颈鹿还是大象"], ids=["negated", "hedged"])
+async def test_a_negated_or_hedged_answer_is_wrong(hosts, fake, said) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("check_answer"), Reply("不对哦。"))
+    await ask(host, "message", said)
+    assert tool_results(fake.requests[-1])[0]["correct"] is False
+
+
+async def test_a_listed_alias_is_right(hosts, fake) -> None:
+    # 雨伞 lists 伞 among its aliases, so the short form counts for this riddle.
+    host = await started(hosts, fake)
+    fake.push(call("next_riddle"), Reply("下一个。"), call("check_answer"), Reply("对啦！"))
+    await ask(host, "message", "下一个")
+    await ask(host, "message", "伞")
+    assert tool_results(fake.requests[-1]) == [
+        {"correct": True, "answer": SECOND, "message": f"猜对了，谜底就是{SECOND}！"}
+    ]
+
+
+async def test_each_input_is_judged_once(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(
+        Reply(tool_calls=[("check_answer", {}), ("check_answer", {})]),
+        call("check_answer"),  # a later step of the same input
+        Reply("不对哦。"),
+    )
+    replies = await ask(host, "message", "是斑马吗")
+    first, second = tool_results(fake.requests[-2])
+    assert first["correct"] is False
+    assert second == {"outcome": "already_judged"}
+    assert tool_results(fake.requests[-1])[-1] == {"outcome": "already_judged"}
+    assert calls(replies) == ["motion.move_to"] * 5  # one head shake
+    # the next input is judged again
+    fake.push(call("check_answer"), Reply("对啦！"))
+    await ask(host, "message", "长颈鹿")
+    assert tool_results(fake.requests[-1])[0]["correct"] is True
+
+
+async def test_a_revealed_riddle_is_not_judged_again(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("check_answer"), Reply("对啦！"), call("check_answer"), Reply("已经猜出来啦。"))
+    await ask(host, "message", "长颈鹿")
+    replies = await ask(host, "message", "长颈鹿")
+    assert tool_results(fake.requests[-1])[0]["outcome"] == "no_riddle"
+    assert directives(replies) == []
+    assert state_of(fake.requests[-1])["猜对"] == 1
+
+
+# --------------------------------------------------------------------------- hint, give up
+
+
+async def test_hint_uses_no_character_of_the_answer(hosts, fake, game) -> None:
+    host = await started(hosts, fake)
+    hint = riddle(game, FIRST)["hint"]
+    fake.push(call("get_hint"), Reply("给你一个提示。"))
+    replies = await ask(host, "message", "给个提示")
+    assert tool_results(fake.requests[-1]) == [{"hint": hint}]
+    assert not set(FIRST) & set(hint)
+    assert not set(FIRST) & set(texts(replies))
+    assert directives(replies) == []
+    assert state_of(fake.requests[-1]) == state_of(fake.requests[0])
+
+
+async def test_give_up_says_the_answer_even_when_the_model_does_not(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("give_up"), Reply("好吧，我来揭晓。"))
+    replies = await ask(host, "message", "我猜不出来，告诉我吧")
+    result = tool_results(fake.requests[-1])
+    assert result == [
+        {
+            "answer": FIRST,
+            "message": f"谜底是{FIRST}。要不要再来一个？",
+            "must_say": [f"谜底是{FIRST}。"],
+        }
+    ]
+    assert replies[-1].text == f"好吧，我来揭晓。谜底是{FIRST}。"
+    assert replies[-1].session == "active"
+    assert state_of(fake.requests[-1])["谜底已揭晓"] is True
+    assert state_of(fake.requests[-1])["猜对"] == 0
+    # the end does not say it a second time
+    fake.push(Reply("再见。"))
+    end = await ask(host, "end", "结束游戏")
+    assert "answer" not in user_events(fake.requests[-1])[-1]["result"]
+    assert end[-1].text == "再见。"
+
+
+# --------------------------------------------------------------------------- next
+
+
+async def test_next_riddle_reads_the_new_question(hosts, fake, game) -> None:
+    host = await started(hosts, fake)
+    question = riddle(game, SECOND)["question"]
+    fake.push(call("next_riddle"), Reply("好，下一个。"))
+    replies = await ask(host, "message", "再来一个")
+    assert tool_results(fake.requests[-1]) == [
+        {"outcome": "new_riddle", "question": question, "number": 2, "must_say": [question]}
+    ]
+    assert replies[-1].text == f"好，下一个。{question}"
+    assert state_of(fake.requests[-1]) == {
+        "谜面": question,
+        "已出题": 2,
+        "猜对": 0,
+        "谜底已揭晓": False,
+    }
+    assert SECOND not in fake.all_text()
+
+
+async def test_ten_next_riddles_in_a_session_never_repeat(loaded, fake) -> None:
+    # The game's own shuffle (no fixed deck here).
+    fake.default = lambda request: (  # type: ignore[assignment]
+        call("next_riddle") if request["messages"][-1]["role"] == "user" else Reply("好。")
+    )
+    made = Hosts(loaded)
+    try:
+        fake.push(Reply("开始。"))
+        host = made.make(fake)
+        await ask(host, "start", "玩猜谜语")
+        questions = [user_events(fake.requests[0])[-1]["result"]["question"]]
+        for number in range(2, 12):
+            replies = await ask(host, "message", "下一个")
+            result = tool_results(fake.requests[-1])[0]
+            assert result["outcome"] == "new_riddle"
+            assert result["number"] == number
+            assert result["question"] in replies[-1].text
+            questions.append(result["question"])
+        assert len(set(questions)) == len(questions) == 11
+    finally:
+        await made.aclose()
+
+
+async def test_when_every_riddle_was_asked_the_session_ends(hosts) -> None:
+    host = hosts.make()  # the offline model: 再来一个 calls next_riddle
+    await ask(host, "start", "玩猜谜语")
+    total = len(game_module(hosts.game).RIDDLES)
+    seen = set()
+    for _ in range(total - 1):
+        replies = await ask(host, "message", "再来一个")
+        seen.add(replies[-1].text)
+        assert replies[-1].session == "active"
+    last = await ask(host, "message", "再来一个")
+    assert len(seen) == total - 1
+    assert last[-1].session == "ended"
+    assert not host.has_session("c")
+
+
+# --------------------------------------------------------------------------- chit-chat
+
+
+async def test_chit_chat_judges_nothing_and_keeps_the_riddle(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(Reply("今天天气真好。我们接着猜刚才的谜语吧。"))
+    replies = await ask(host, "message", "今天天气真好")
+    assert tool_results(fake.requests[-1]) == []
+    assert directives(replies) == []
+    assert replies[-1].text == "今天天气真好。我们接着猜刚才的谜语吧。"
+    fake.push(call("check_answer"), Reply("对啦！"))
+    await ask(host, "message", "长颈鹿")
+    assert state_of(fake.requests[-2]) == state_of(fake.requests[0])  # unchanged
+    assert tool_results(fake.requests[-1])[0]["correct"] is True
+
+
+# --------------------------------------------------------------------------- end
+
+
+async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_answer(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(Hang(), Reply("再见。"))
+    stuck: list[GameReply] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(ask, host, "message", "嗯让我想想", into=stuck))
+        with trio.fail_after(5):
+            await fake.wait_requests(2)  # the model is hanging on the message
+            await trio.testing.wait_all_tasks_blocked(cushion=0.01)
+            end = await ask(host, "end", "结束游戏")
+    assert [r.text for r in stuck] == [INTERRUPTED]
+    result = user_events(fake.requests[-1])[-1]["result"]
+    assert result["answer"] == FIRST
+    assert result["must_say"] == [f"这个谜语的谜底是{FIRST}。"]
+    assert end[-1].text == f"再见。这个谜语的谜底是{FIRST}。"
+    assert end[-1].session == "ended"
+    assert not host.has_session("c")
+
+
+async def test_end_sums_up_the_counts_and_reveals_the_open_riddle(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(call("check_answer"), Reply("对啦！"), call("next_riddle"), Reply("下一个。"))
+    await ask(host, "message", "长颈鹿")
+    await ask(host, "message", "下一个")
+    fake.push(Reply("今天就到这里，再见。"))
+    end = await ask(host, "end", "结束游戏")
+    assert user_events(fake.requests[-1])[-1]["result"] == {
+        "asked": 2,
+        "solved": 1,
+        "message": "今天猜了2个谜语，猜对了1个。",
+        "answer": SECOND,
+        "must_say": [f"这个谜语的谜底是{SECOND}。"],
+    }
+    assert end[-1].text == f"今天就到这里，再见。这个谜语的谜底是{SECOND}。"
+    assert end[-1].session == "ended"
+
+
+# --------------------------------------------------------------------------- guarantees
+
+
+async def test_every_directive_is_valid_for_the_declared_capabilities(hosts, fake, game) -> None:
+    host = await started(hosts, fake)
+    replies: list[GameReply] = []
+    for tool, text in [
+        ("check_answer", "是斑马吗"),
+        ("get_hint", "提示一下"),
+        ("check_answer", "长颈鹿"),
+        ("next_riddle", "下一个"),
+        ("give_up", "不知道"),
+        ("check_answer", "伞"),
+        ("next_riddle", "再来"),
+        ("check_answer", "是桌子吗"),
+        (None, "你好呀"),
+    ]:
+        fake.push(*([call(tool)] if tool else []), Reply("好的。"))
+        replies += await ask(host, "message", text)
+    fake.push(Reply("再见。"))
+    replies += await ask(host, "end", "结束游戏")
+    sent = assert_valid_directives(replies, game)
+    assert {ALLOWED_CALLS[d.call] for d in sent} == set(game.skill.required_capabilities)
+
+
+async def test_no_unrevealed_answer_reaches_the_model_or_an_early_reply(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    said: list[GameReply] = []
+    for tool, text in [
+        ("check_answer", "是斑马吗"),
+        ("get_hint", "给个提示"),
+        ("check_answer", "鹿"),
+        (None, "你喜欢什么动物"),
+        ("get_hint", "再给个提示"),
+        ("check_answer", "是骆驼吧"),
+    ]:
+        fake.push(*([call(tool)] if tool else []), Reply("好的。"))
+        said += await ask(host, "message", text)
+    for secret in (FIRST, "颈"):
+        assert secret not in fake.all_text()
+        assert secret not in texts(said)
+    for request in fake.requests:
+        assert all(FIRST not in json.dumps(r, ensure_ascii=False) for r in tool_results(request))
+    # only the end reveals it
+    fake.push(Reply("再见。"))
+    end = await ask(host, "end", "结束游戏")
+    assert FIRST in end[-1].text
+
+
+async def test_an_offline_session_plays_start_message_end(hosts, game) -> None:
+    host = hosts.make()  # no model configured: the offline model
+    question = riddle(game, FIRST)["question"]
+    start = await ask(host, "start", "玩猜谜语")
+    assert question in start[-1].text
+    assert start[-1].session == "active"
+    right = await ask(host, "message", "我猜是长颈鹿吧")
+    assert right[-1].text == f"猜对了，谜底就是{FIRST}！"
+    assert screen(right)[-1] == game_module(game).STAR
+    end = await ask(host, "end", "结束游戏")
+    assert end[-1].text == "今天猜了1个谜语，猜对了1个。"
+    assert end[-1].session == "ended"
+    assert not host.has_session("c")
+    assert_valid_directives(start + right + end, game)
+
+
+async def test_an_offline_end_reveals_the_open_riddle(hosts) -> None:
+    host = hosts.make()
+    await ask(host, "start", "玩猜谜语")
+    wrong = await ask(host, "message", "是斑马吗")
+    assert FIRST not in wrong[-1].text
+    end = await ask(host, "end", "结束游戏")
+    assert end[-1].text == f"今天猜了1个谜语，猜对了0个。这个谜语的谜底是{FIRST}。"
+    assert end[-1].session == "ended"

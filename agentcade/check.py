@@ -42,6 +42,7 @@ from agentcade.protocol import (
     sunset_of,
     unknown_fields,
 )
+from agentcade.settings import AgentSettings
 from agentcade.skill import RULES as SKILL_RULES, Skill, check_skill
 
 __all__ = [
@@ -74,6 +75,7 @@ _OWN_RULES: dict[str, tuple[Level, str]] = {
     "TOOLS-DEFINITION": ("fail", "every @tool declaration is valid"),
     "SKILL-TOOL-MISSING": ("fail", 'every "调用 X" in SKILL.md names an existing tool'),
     "TOOLS-UNMENTIONED": ("warn", "every tool is mentioned in SKILL.md"),
+    "SETTINGS-UNDECLARED": ("warn", "every setting config.py reads is listed in settings.yaml"),
     "CARD-READABLE": ("fail", "the agent card is readable"),
     "CARD-STREAMING": ("fail", "the card declares capabilities.streaming"),
     "CARD-PROTOCOL": ("fail", "the card lists a protocol version agentcade speaks"),
@@ -99,6 +101,7 @@ RULES: MappingProxyType[str, Level] = MappingProxyType(
 )
 """Every rule ID ``check`` can report -> its level. Stable: CI and docs refer to them."""
 
+_GAME_RULES = ("GAME-LOAD", "TOOLS-DEFINITION", "SKILL-TOOL-MISSING", "TOOLS-UNMENTIONED", "SETTINGS-UNDECLARED")
 _SESSION_RULES = tuple(r for r in _OWN_RULES if r.startswith(("SESSION-", "REPLY-", "DIRECTIVE-")))
 
 
@@ -211,7 +214,7 @@ async def _check_folder(
 
     skill_ok = _check_skill_file(result, path, expect_id=path.name if builtin else None)
     if not skill_ok:
-        for rule in ("GAME-LOAD", "TOOLS-DEFINITION", "SKILL-TOOL-MISSING", "TOOLS-UNMENTIONED"):
+        for rule in _GAME_RULES:
             result.skip(rule, "not checked: SKILL.md has errors")
         _skip_session(result, "not checked: the game did not load")
         return result
@@ -226,7 +229,7 @@ async def _check_folder(
         else:
             result.problem("GAME-LOAD", str(exc), "fix the file named in the message, then run check again")
             result.skip("TOOLS-DEFINITION", "not checked: the game did not load")
-        for rule in ("SKILL-TOOL-MISSING", "TOOLS-UNMENTIONED"):
+        for rule in _GAME_RULES[2:]:
             result.skip(rule, "not checked: the game did not load")
         _skip_session(result, "not checked: the game did not load")
         return result
@@ -234,6 +237,7 @@ async def _check_folder(
     result.ok("GAME-LOAD")
     result.ok("TOOLS-DEFINITION")
     _check_tool_mentions(result, game.skill, set(tools), BUILTIN_TOOL_NAMES)
+    _check_settings_declared(result, path, game.agent_cls.config)
 
     try:
         async with open_local_game(str(path), builtin=builtin) as local:
@@ -303,6 +307,28 @@ def _check_tool_mentions(
                 f'say when to use it in the flow, e.g. "调用 {name}", or remove the tool',
             )
     result.ok("TOOLS-UNMENTIONED")
+
+
+def _check_settings_declared(result: CheckResult, folder: Path, config_cls: type[AgentSettings]) -> None:
+    """A field of config.py that settings.yaml does not list is still read, but nobody
+    learns it exists: no description, no default, nothing in a generated .env example."""
+    from agentcade.settings import LLM_KEYS, SettingsError, load_settings_spec
+
+    spec = folder / "settings.yaml"
+    try:
+        declared = {s.key for s in load_settings_spec(spec)} if spec.is_file() else set()
+    except SettingsError:
+        result.skip("SETTINGS-UNDECLARED", "not checked: settings.yaml does not load (see GAME-LOAD)")
+        return
+    missing = [k for k in config_cls.setting_keys() if k not in declared and k not in LLM_KEYS]
+    if missing:
+        result.problem(
+            "SETTINGS-UNDECLARED",
+            f"config.py reads {', '.join(missing)}, which settings.yaml does not list",
+            "add an item (key, description, default) for each to settings.yaml",
+        )
+    else:
+        result.ok("SETTINGS-UNDECLARED")
 
 
 def _skip_session(result: CheckResult, why: str) -> None:

@@ -7,10 +7,10 @@ Public for game authors (the guide's "配置" section). A game folder has:
 
       settings:
         - key: LLM_MODEL            # 大写字母、数字和下划线，也是 .env 和环境变量里的名字
-          description: 大模型名称    # 设置页面上显示的说明
+          description: 大模型名称    # 说明
           default: gpt-4o-mini      # 可选；没填时用它
           required: false           # 可选，默认 false；true 时没填就不能启动
-          secret: false             # 可选，默认 false；true 时是密钥，页面上遮住，不能写 default
+          secret: false             # 可选，默认 false；true 时是密钥，不能写 default
 
   The ``LLM_*`` keys (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``, ``LLM_TIMEOUT``,
   ``LLM_TEMPERATURE``) are always resolved, even when ``settings.yaml`` leaves them out.
@@ -74,11 +74,11 @@ __all__ = [
 SETTINGS_YAML_HEADER = """\
 # 这个游戏读取的全部配置项。每一项：
 #   key          名字：大写字母开头，只用大写字母、数字和下划线；也是 .env 和环境变量里的名字
-#   description  说明，显示在设置页面上
+#   description  说明，告诉使用的人这一项是做什么的
 #   default      默认值（可选）。没有在 .env 或环境变量里填时用它。密钥不能写默认值
 #   required     是否必填（可选，默认 false）。必填项没填时游戏不能启动，所以能给默认值的尽量给
-#   secret       是否是密钥（可选，默认 false）。密钥在页面上遮住，只写在 .env 或环境变量里
-# 读取顺序（后面的覆盖前面的）：default < 设置页面保存的配置 < 游戏目录的 .env < 环境变量。
+#   secret       是否是密钥（可选，默认 false）。密钥只写在 .env 或环境变量里，不会显示也不会写进日志
+# 读取顺序（后面的覆盖前面的）：default < 用户配置目录的 .env < 游戏目录的 .env < 环境变量。
 # LLM_BASE_URL、LLM_API_KEY、LLM_MODEL、LLM_TIMEOUT、LLM_TEMPERATURE 总会读取，这里可以不写；
 # 写了就用这里的说明和默认值。config.py 里的字段 foo_bar 读取 FOO_BAR。
 """

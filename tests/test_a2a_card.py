@@ -45,10 +45,11 @@ def test_build_card_maps_every_field() -> None:
     ParseDict(json.loads(json.dumps(card)), AgentCard())
 
 
-def test_build_card_omits_provider_without_homepage_and_takes_protocols() -> None:
+def test_build_card_keeps_the_author_without_a_homepage_and_takes_protocols() -> None:
     skill = dataclasses.replace(FakeSkill(), homepage=None, required_capabilities=())
     card = build_card(skill, URL, protocols=[ProtocolVersion("agentcade/1")])
-    assert "provider" not in card
+    assert card["provider"] == {"organization": "Agentcade"}
+    assert read_card(card).author == "Agentcade"
     assert card["skills"][0]["tags"] == ["agentcade/1"]
     card = build_card(dataclasses.replace(FakeSkill(), author=None), URL, protocols=["agentcade/1"])
     assert "provider" not in card

@@ -178,6 +178,21 @@ async def test_skill_tool_missing_and_unmentioned(tmp_path: Path) -> None:
     assert "'get_hint'" in next(f.message for f in result.findings if f.rule == "TOOLS-UNMENTIONED")
 
 
+async def test_settings_read_by_config_but_not_listed_warn(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    edit(game / "config.py", '    """Everything the riddle game reads (settings.yaml lists the keys)."""',
+         '    """Everything the riddle game reads."""\n\n    rounds: int = 5')
+    result = await run_check(str(game))
+    assert result.statuses("SETTINGS-UNDECLARED") == ["warn"]
+    assert "ROUNDS" in next(f.message for f in result.findings if f.rule == "SETTINGS-UNDECLARED")
+    assert result.passed  # a warning only
+    (game / "settings.yaml").write_text(
+        (game / "settings.yaml").read_text(encoding="utf-8") + "  - key: ROUNDS\n    default: '5'\n",
+        encoding="utf-8",
+    )
+    assert (await run_check(str(game))).statuses("SETTINGS-UNDECLARED") == ["pass"]
+
+
 # --- games written on a2a-sdk directly -----------------------------------------------------
 
 

@@ -380,3 +380,13 @@ def test_config_dir_default_is_per_user(monkeypatch: pytest.MonkeyPatch, tmp_pat
 def test_user_data_dir_rejects_bad_ids(bad: str) -> None:
     with pytest.raises(ValueError, match="game ID"):
         user_data_dir(bad, {"AGENTCADE_HOME": "/tmp/x"})
+
+
+BUILTIN = Path(__file__).resolve().parents[1] / "games"
+
+
+@pytest.mark.parametrize("game", sorted(p.parent.name for p in BUILTIN.glob("*/settings.yaml")))
+def test_every_builtin_settings_yaml_starts_with_the_documented_header(game: str) -> None:
+    path = BUILTIN / game / "settings.yaml"
+    assert path.read_text(encoding="utf-8").startswith(SETTINGS_YAML_HEADER)
+    assert load_settings_spec(path)  # and it loads

@@ -88,9 +88,10 @@ def build_card(
         url: absolute URL of the JSON-RPC endpoint (the SDK client POSTs to it verbatim).
         protocols: the game-protocol versions to declare, newest first.
 
-    ``provider`` is emitted only when both ``author`` and ``homepage`` are set: the proto
-    marks ``provider.url`` REQUIRED, and a card with an empty required field makes the SDK
-    log a compliance warning on every request.
+    ``provider`` is emitted when ``author`` is set, with ``url`` only when ``homepage`` is
+    too. The proto marks ``provider.url`` REQUIRED, but the SDK client does not enforce it
+    (only the SDK's own server warns about its own card), and dropping the author would
+    make ``check`` report a missing author that the game did declare.
     """
     names = [p.name if isinstance(p, ProtocolVersion) else str(p) for p in protocols]
     tags = names + [f"{CAPABILITY_PREFIX}{c}" for c in skill.required_capabilities]
@@ -114,8 +115,8 @@ def build_card(
             )
         ],
     )
-    if skill.author and skill.homepage:
-        card.provider.CopyFrom(AgentProvider(organization=skill.author, url=skill.homepage))
+    if skill.author:
+        card.provider.CopyFrom(AgentProvider(organization=skill.author, url=skill.homepage or ""))
     return agent_card_to_dict(card)
 
 

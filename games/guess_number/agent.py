@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -45,6 +46,7 @@ class GameAgent(SkillAgent):
         self.target = random.randint(LOW, HIGH)  # 答案：只在这里，不进 state()
         self.low, self.high = LOW, HIGH  # 用户已经知道的范围
         self.guesses: list[int] = []
+        self.possible = set(range(LOW, HIGH + 1))  # 用户按听到的一切还不能排除的数
         self.hints_given = 0
         self.finished = False
         self.rounds += 1
@@ -65,8 +67,13 @@ class GameAgent(SkillAgent):
             "message": f"我想好了一个{spoken(LOW)}到{spoken(HIGH)}之间的数，你有{times(TRIES)}次机会，猜猜看吧。",
         }
 
+    def _open(self, turn) -> dict:
+        opening = self._opening()
+        turn.must_say(opening["message"])  # 规则（范围、机会）一定要说给用户听
+        return opening
+
     async def on_start(self, turn) -> dict:
-        return self._opening()
+        return self._open(turn)
 
     async def on_end(self, turn) -> dict:
         result = {"rounds": self.rounds, "wins": self.wins,
@@ -78,7 +85,9 @@ class GameAgent(SkillAgent):
         return result
 
     @tool("用户猜了一个数时调用；用户说的中文数字也要换成阿拉伯数字填进来。")
-    async def submit_guess(self, number: Annotated[int, Field(description="用户猜的数")]) -> dict:
+    async def submit_guess(
+        self, turn, number: Annotated[int, Field(description="用户猜的数")]
+    ) -> dict:
         if self.finished:
             return {"outcome": "round_over", "message": "这一局已经结束了，要不要再来一局？"}
         if not LOW <= number <= HIGH:
@@ -96,8 +105,12 @@ class GameAgent(SkillAgent):
             self.low = max(self.low, number + 1)
         else:
             self.high = min(self.high, number - 1)
+        # 用户听到了“大/小”和“一些/不少”：和答案说法一样的数才还可能是答案。
+        self._narrow(lambda n: (n > number, n < number, abs(n - number) <= 3))
         if left == 0:
             self.finished = True
+            answer = spoken(self.target)
+            turn.must_say(answer, fallback=f"我想的数是{answer}。")
             await effects.react(self.robot, "sorry", "shake_head")
             return {"outcome": "lose", "answer": self.target,
                     "message": f"五次机会用完了，我想的数是{spoken(self.target)}。"}
@@ -111,21 +124,35 @@ class GameAgent(SkillAgent):
     def get_hint(self) -> dict:
         if self.finished:
             return {"outcome": "round_over", "message": "这一局已经结束了。"}
-        candidates = [n for n in range(self.low, self.high + 1) if n not in self.guesses]
-        parity = [n for n in candidates if n % 2 == self.target % 2]
         self.hints_given += 1
-        if self.hints_given == 1 and len(parity) >= 2:
-            return {"hint": f"它是一个{'双' if self.target % 2 == 0 else '单'}数。"}
-        mid = (self.low + self.high) // 2
-        side = [n for n in candidates if (n > mid) == (self.target > mid)]
-        if len(side) >= 2:
-            return {"hint": f"它比{spoken(mid)}{'大' if self.target > mid else '小或者一样'}。"}
-        return {"hint": f"它在{spoken(self.low)}到{spoken(self.high)}之间，你已经很接近了。"}
+        for key, say in self._hints():
+            sizes = Counter(key(n) for n in self.possible)
+            # 选哪条提示只看用户已经知道的（还可能的数），不看答案：不管答案是哪个，
+            # 听完都至少还剩两个数；提示里说到的数也从来不是答案本身。
+            if len(sizes) > 1 and min(sizes.values()) >= 2:
+                self._narrow(key)
+                return {"hint": say(key(self.target))}
+        return {"hint": "你已经很接近了，想想我前面说的，再猜猜看。"}
+
+    def _hints(self):
+        """Questions a hint can answer, best first: (key, what to say for the target's key)."""
+        yield (lambda n: n % 2), lambda odd: f"它是一个{'单' if odd else '双'}数。"
+        ordered = sorted(self.possible)
+        for i in sorted(range(len(ordered) - 1), key=lambda i: abs(2 * i + 2 - len(ordered))):
+            x = ordered[i]  # 把还可能的数从 x 后面分成两半
+
+            def say(bigger: bool, x: int = x) -> str:
+                return f"它比{spoken(x)}大。" if bigger else f"它比{spoken(x + 1)}小。"
+
+            yield (lambda n, x=x: n > x), say
+
+    def _narrow(self, key) -> None:
+        self.possible = {n for n in self.possible if key(n) == key(self.target)}
 
     @tool("用户要再来一局时调用，重新想一个数。")
-    def start_game(self) -> dict:
+    def start_game(self, turn) -> dict:
         self._new_round()
-        return self._opening()
+        return self._open(turn)
 
     @tool("用户不想玩了或者要答案时调用：公布答案并结束这一局游戏。")
     def end_game(self, turn) -> dict:

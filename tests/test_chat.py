@@ -100,3 +100,27 @@ async def test_chat_plays_a_remote_game_by_url(env, nursery, monkeypatch, tmp_pa
         assert out.count("小懒：") == 3
         assert local.host.session_count == 0  # /quit ended the remote session
         nursery.cancel_scope.cancel()
+
+
+async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(env, nursery, tmp_path) -> None:
+    from tests.fake_openai import Reply, serve_fake_openai
+
+    fake = await nursery.start(serve_fake_openai)
+    fake.push(
+        Reply("欢迎来猜谜语！"),
+        Reply(tool_calls=[("check_answer", {})]),
+        Reply("不对哦，再想想。"),
+        Reply("好的，下次见。"),
+    )
+    env.update(LLM_BASE_URL=fake.url, LLM_API_KEY="sk-very-secret-key", LLM_MODEL="fake-model")
+    trace = tmp_path / "trace.jsonl"
+    done = await chat(env, "riddle", "--trace", "--trace-file", str(trace), lines="是水吗\n/quit\n")
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "使用离线模型" not in err
+    speech = [line for line in out.splitlines() if line.startswith("小懒：")]
+    assert speech[0].startswith("小懒：欢迎来猜谜语！")  # then the riddle itself (must_say)
+    assert speech[1] == "小懒：不对哦，再想想。"
+    assert speech[2].startswith("小懒：好的，下次见。")  # then the unrevealed answer
+    assert [r["model"] for r in fake.requests] == ["fake-model"] * 4
+    assert "sk-very-secret-key" not in trace.read_text(encoding="utf-8") + out + err

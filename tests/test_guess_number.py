@@ -292,19 +292,23 @@ def numbers_in(module: Any, text: str) -> set[int]:
 
 
 async def _transcript(agent: Any, actions: tuple[int | str, ...]) -> list[str]:
+    """A new round (``start_game``), then the actions; every tool result as JSON text."""
+
     async def emit(reply: GameReply, final: bool) -> None:
         pass
 
     out = []
-    for action in actions:
+    for action in ("new", *actions):
         turn = Turn("message", "", emit)
         agent.robot.bind(turn)
-        if action == "hint":
+        if action == "new":
+            result = await agent.tools["start_game"].invoke(agent, turn, {})
+        elif action == "hint":
             result = await agent.tools["get_hint"].invoke(agent, turn, {})
         else:
             result = await agent.tools["submit_guess"].invoke(agent, turn, {"number": action})
         out.append(json.dumps(result, ensure_ascii=False, sort_keys=True))
-    return out
+    return out[1:]
 
 
 async def test_no_hint_pins_the_number_down_however_the_guesses_went(loaded, monkeypatch) -> None:
@@ -314,6 +318,14 @@ async def test_no_hint_pins_the_number_down_however_the_guesses_went(loaded, mon
     module = game_module(loaded)
     target = [0]
     monkeypatch.setattr(module, "random", SimpleNamespace(randint=lambda low, high: target[0]))
+
+    async def still(*args: Any, **kwargs: Any) -> None:  # the robot is not the point here
+        pass
+
+    monkeypatch.setattr(module, "effects", SimpleNamespace(gesture=still, react=still))
+    agents = {}
+    for target[0] in range(1, 21):
+        agents[target[0]] = loaded.new_agent(loaded.agent_cls.config())
     hint = "hint"
     plays: list[tuple[int | str, ...]] = [(hint, hint, hint, hint)]
     plays += [(g, hint, hint, hint) for g in range(1, 21)]
@@ -321,10 +333,8 @@ async def test_no_hint_pins_the_number_down_however_the_guesses_went(loaded, mon
     plays += [(hint, a, hint, b, hint) for a in (4, 10, 16) for b in range(1, 21)]
     for actions in plays:
         heard = {}
-        for target[0] in range(1, 21):
-            heard[target[0]] = await _transcript(
-                loaded.new_agent(loaded.agent_cls.config()), actions
-            )
+        for target[0], agent in agents.items():
+            heard[target[0]] = await _transcript(agent, actions)
         for k, action in enumerate(actions):
             if action != hint:
                 continue
@@ -362,6 +372,8 @@ async def test_start_game_starts_a_new_round_with_all_tries(hosts, fake) -> None
     result = tool_results(fake.requests[-1])[0]
     assert result["outcome"] == "new_round"
     assert OPENING in replies[-1].text
+    assert result["must_say"][0] == "刚才我想的数是十三。"  # the old number (TARGET), first
+    assert replies[-1].text.index("十三") < replies[-1].text.index(OPENING)
     state = state_of(fake.requests[-1])
     assert state["剩余机会"] == 5
     assert state["猜过的数"] == []

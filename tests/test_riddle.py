@@ -308,15 +308,17 @@ async def test_give_up_says_the_answer_even_when_the_model_does_not(hosts, fake)
 # --------------------------------------------------------------------------- next
 
 
-async def test_next_riddle_reads_the_new_question(hosts, fake, game) -> None:
+async def test_next_riddle_reveals_the_unsolved_one_then_reads_the_new_question(hosts, fake, game) -> None:
     host = await started(hosts, fake)
     question = riddle(game, SECOND)["question"]
+    previous = riddle(game, FIRST)["answer"]
     fake.push(call("next_riddle"), Reply("好，下一个。"))
     replies = await ask(host, "message", "再来一个")
+    reveal = f"上一个的谜底是{previous}。"
     assert tool_results(fake.requests[-1]) == [
-        {"outcome": "new_riddle", "question": question, "number": 2, "must_say": [question]}
+        {"outcome": "new_riddle", "question": question, "number": 2, "must_say": [reveal, question]}
     ]
-    assert replies[-1].text == f"好，下一个。{question}"
+    assert replies[-1].text == f"好，下一个。{reveal}{question}"
     assert state_of(fake.requests[-1]) == {
         "谜面": question,
         "已出题": 2,

@@ -47,7 +47,6 @@ class GameAgent(SkillAgent):
         self.low, self.high = LOW, HIGH  # 用户已经知道的范围
         self.guesses: list[int] = []
         self.possible = set(range(LOW, HIGH + 1))  # 用户按听到的一切还不能排除的数
-        self.hints_given = 0
         self.finished = False
         self.rounds += 1
 
@@ -124,7 +123,6 @@ class GameAgent(SkillAgent):
     def get_hint(self) -> dict:
         if self.finished:
             return {"outcome": "round_over", "message": "这一局已经结束了。"}
-        self.hints_given += 1
         for key, say in self._hints():
             sizes = Counter(key(n) for n in self.possible)
             # 选哪条提示只看用户已经知道的（还可能的数），不看答案：不管答案是哪个，
@@ -151,6 +149,9 @@ class GameAgent(SkillAgent):
 
     @tool("用户要再来一局时调用，重新想一个数。")
     def start_game(self, turn) -> dict:
+        if not self.finished:  # a new round mid-game: say the old number first
+            answer = spoken(self.target)
+            turn.must_say(answer, fallback=f"刚才我想的数是{answer}。")
         self._new_round()
         return self._open(turn)
 

@@ -51,6 +51,9 @@ class GameAgent(SkillAgent):
         return {"谜面": question, "已出题": self.asked, "猜对": self.solved, "谜底已揭晓": self.revealed}
 
     def _next(self, turn) -> dict:
+        if self.current and not self.revealed:  # 换题前先揭晓上一题
+            answer, self.revealed = self.current["answer"], True
+            turn.must_say(answer, fallback=f"上一个的谜底是{answer}。")
         if not self.order:
             turn.end_session()
             return {"outcome": "no_more", "solved": self.solved}

@@ -431,3 +431,19 @@ async def test_proxy_tracks_display_ownership_like_the_sdk() -> None:
     with pytest.raises(DirectiveError):
         await robot.expression_runtime.start("sleepy")
     assert not robot.owns_display  # a refused call changes nothing
+
+
+def test_a_dropped_proxy_is_freed_without_the_garbage_collector() -> None:
+    """Sessions come and go: their proxies must not wait for a full GC pass (no cycles)."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        proxy = RobotProxy(["light"])
+        domain = proxy.lights
+        gone = weakref.ref(proxy)
+        del proxy, domain
+        assert gone() is None
+    finally:
+        gc.enable()

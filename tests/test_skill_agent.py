@@ -354,3 +354,19 @@ async def test_shutdown_closes_every_session_and_leaves_no_task(fake, probe, mak
         outer.cancel_scope.cancel()
     assert host.session_count == 0
     assert probe.agent_cls.closed_count == before + 2  # type: ignore[attr-defined]
+
+
+async def test_sessions_of_an_opened_game_share_one_model_client(fake, monkeypatch, tmp_path) -> None:
+    from agentcade.game.open import open_local_game
+
+    monkeypatch.setenv("LLM_BASE_URL", fake.url)
+    monkeypatch.setenv("LLM_API_KEY", "sk-test")
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path))
+    fake.default = Reply("开局口令")
+    clients = []  # the objects themselves: ids of freed objects may be reused
+    async with open_local_game(str(PROBE)) as local:
+        for ctx in ("a", "b", "c"):  # one after another: each ends before the next starts
+            await ask(local.host, ctx, "start")
+            clients.append(local.host._sessions[ctx].agent._model()._client)  # type: ignore[attr-defined]
+            await ask(local.host, ctx, "end")
+    assert all(client is clients[0] for client in clients)

@@ -20,7 +20,9 @@ No I/O, no trio.
 
 from __future__ import annotations
 
+import inspect
 import math
+import weakref
 from collections.abc import Callable, Collection, Coroutine
 from typing import Any, Protocol
 
@@ -108,8 +110,8 @@ class RobotProxy:
         self._declared: tuple[str, ...] = tuple(dict.fromkeys(declared_capabilities))
         self._sink: DirectiveSink | None = None
         self._owns_display = False
-        for domain in _DOMAINS:
-            object.__setattr__(self, domain, _ProxyDomain(self, domain))
+        for domain, cls in _DOMAIN_CLASSES.items():
+            object.__setattr__(self, domain, cls(self))
 
     # -- game-facing ----------------------------------------------------------------------
 
@@ -157,13 +159,24 @@ class RobotProxy:
 
 
 class _ProxyDomain:
-    """One SDK domain (``lights``, ``motion``...): its allowed methods, nothing else."""
+    """One SDK domain (``lights``, ``motion``...): its allowed methods, nothing else.
 
-    def __init__(self, proxy: RobotProxy, domain: str) -> None:
-        self._domain = domain
-        for call in allowed_in_domain(domain):
-            name = call.split(".", 1)[1]
-            object.__setattr__(self, name, _make_method(proxy, call))
+    The methods live on one generated class per domain, built once per process, and the
+    domain refers back to its proxy weakly: a session's proxy then holds no reference
+    cycle and is freed the moment the session ends, not at the next full GC pass (whose
+    pauses showed in the ``end`` latency benchmark).
+    """
+
+    _domain = ""
+
+    def __init__(self, proxy: RobotProxy) -> None:
+        self._proxy = weakref.ref(proxy)
+
+    def _call(self, call: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        proxy = self._proxy()
+        if proxy is None:
+            raise RuntimeError(OUTSIDE_TURN)
+        proxy._call(call, args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -174,19 +187,30 @@ class _ProxyDomain:
         return f"<robot.{self._domain}: {', '.join(allowed_in_domain(self._domain))}>"
 
 
-def _make_method(proxy: RobotProxy, call: str) -> Callable[..., Coroutine[Any, Any, None]]:
-    async def method(*args: Any, **kwargs: Any) -> None:
-        proxy._call(call, args, kwargs)
+def _make_method(call: str) -> Callable[..., Coroutine[Any, Any, None]]:
+    async def method(self: _ProxyDomain, *args: Any, **kwargs: Any) -> None:
+        self._call(call, args, kwargs)
 
-    sig = sdk_signature(call)
+    sig = sdk_signature(call).replace(return_annotation=None)
     method.__name__ = call.split(".", 1)[1]
     method.__qualname__ = f"robot.{call}"
     method.__doc__ = (
-        f"Send the SDK call ``{call}{sig.replace(return_annotation=None)}`` to the robot.\n\n"
+        f"Send the SDK call ``{call}{sig}`` to the robot.\n\n"
         "Checked now (raises DirectiveError), run later by the main agent; returns None."
     )
-    method.__signature__ = sig.replace(return_annotation=None)  # type: ignore[attr-defined]
+    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__signature__ = sig.replace(parameters=[self_param, *sig.parameters.values()])  # type: ignore[attr-defined]
     return method
+
+
+def _domain_class(domain: str) -> type[_ProxyDomain]:
+    methods: dict[str, Any] = {
+        call.split(".", 1)[1]: _make_method(call) for call in allowed_in_domain(domain)
+    }
+    return type(f"_{domain}_domain", (_ProxyDomain,), {"_domain": domain, **methods})
+
+
+_DOMAIN_CLASSES: dict[str, type[_ProxyDomain]] = {d: _domain_class(d) for d in _DOMAINS}
 
 
 async def flush_directives(robot: RobotProxy) -> None:

@@ -16,6 +16,7 @@ import trio
 from agentcade.game.client import GameClient, GameInfo, InProcessGameClient
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame, load_game, resolve_game
+from agentcade.llm import make_model
 from agentcade.settings import AgentSettings
 from agentcade.trace import NULL_TRACE, Trace
 
@@ -53,12 +54,21 @@ async def open_local_game(
         trace.add_secret(settings.llm.api_key.get_secret_value())
     host = GameHost(lambda: game.new_agent(settings), max_sessions=max_sessions, trace=trace)
     info = GameInfo.from_skill(game.skill, str(game.path))
-    async with trio.open_nursery() as nursery:
-        await nursery.start(host.run)
-        try:
-            yield LocalGame(game, settings, host, InProcessGameClient(host, info))
-        finally:
-            nursery.cancel_scope.cancel()
+    # Held for the game's whole life: sessions' models share its HTTP client (one TLS
+    # context, one connection pool) instead of building and dropping one per session.
+    keeper = make_model(settings.llm)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(host.run)
+            try:
+                yield LocalGame(game, settings, host, InProcessGameClient(host, info))
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        aclose = getattr(keeper, "aclose", None)
+        if aclose is not None:
+            with trio.CancelScope(shield=True):
+                await aclose()
 
 
 @asynccontextmanager

@@ -131,3 +131,20 @@ def assert_valid_directives(replies: Iterable[GameReply], game: LoadedGame) -> l
     for directive in sent:
         validate_directive(directive, game.skill.required_capabilities)
     return sent
+
+
+def screen(replies: list[GameReply]) -> list[str]:
+    """Every picture put on the screen, in order."""
+    return [
+        str(d.kwargs["custom_vector_path"])
+        for d in directives(replies)
+        if "custom_vector_path" in d.kwargs
+    ]
+
+
+def moves(replies: list[GameReply]) -> list[tuple[Any, Any]]:
+    return [
+        (d.kwargs["pan_deg"], d.kwargs["tilt_deg"])
+        for d in directives(replies)
+        if d.call == "motion.move_to"
+    ]

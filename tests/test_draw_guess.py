@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,10 @@ from agentcade.device.allowlist import ALLOWED_CALLS
 from agentcade.device.validate import validate_directive
 from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
-from agentcade.protocol import Directive, GameInput, GameReply
+from agentcade.protocol import GameReply
 from agentcade.vector import encode_vector
 from tests.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai
+from tests.game_helpers import ask, call, directives, moves, screen, state_of, user_events
 
 GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "draw_guess"
 FIRST, SECOND = "长颈鹿", "熊猫"
@@ -64,63 +66,13 @@ def make_host(fake: FakeOpenAI, game: LoadedGame) -> GameHost:
     return GameHost(lambda: game.new_agent(settings))
 
 
-async def ask(
-    host: GameHost, kind: str, text: str = "", into: list[GameReply] | None = None
-) -> list[GameReply]:
-    """One request on context "c"; checks the reply contract and returns the replies in order."""
-    got: list[tuple[GameReply, bool]] = []
-
-    async def emit(reply: GameReply, final: bool) -> None:
-        got.append((reply, final))
-        if into is not None:
-            into.append(reply)
-
-    await host.handle("c", GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]
-    assert [f for _, f in got] == [False] * (len(got) - 1) + [True]
-    assert got[-1][0].text.strip()
-    return [r for r, _ in got]
-
-
 async def start(host: GameHost, fake: FakeOpenAI) -> list[GameReply]:
     fake.push(Reply("画好啦，你猜这是什么动物？"))
     return await ask(host, "start", "玩你画我猜")
 
 
-def call(tool: str) -> Reply:
-    return Reply(tool_calls=[(tool, {})])
-
-
-def directives(replies: list[GameReply]) -> list[Directive]:
-    return [d for r in replies for d in r.directives]
-
-
-def screen(replies: list[GameReply]) -> list[str]:
-    """Every picture put on the screen, in order."""
-    return [
-        str(d.kwargs["custom_vector_path"])
-        for d in directives(replies)
-        if "custom_vector_path" in d.kwargs
-    ]
-
-
-def moves(replies: list[GameReply]) -> list[tuple[Any, Any]]:
-    return [
-        (d.kwargs["pan_deg"], d.kwargs["tilt_deg"])
-        for d in directives(replies)
-        if d.call == "motion.move_to"
-    ]
-
-
 def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
-
-
-def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
-    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "user"]
-
-
-def state_of(request: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(request["messages"][0]["content"].rsplit("\n", 1)[1])
 
 
 def drawing(game: LoadedGame, answer: str) -> str:
@@ -391,7 +343,7 @@ async def test_end_while_the_model_hangs_cancels_and_reveals(fake, game) -> None
     fake.push(Hang(), Reply("再见。"))
     stuck: list[GameReply] = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(ask, host, "message", "嗯让我想想", stuck)
+        nursery.start_soon(partial(ask, host, "message", "嗯让我想想", into=stuck))
         await trio.testing.wait_all_tasks_blocked(cushion=0.05)  # the model is hanging
         assert len(fake.requests) == 2
         with trio.fail_after(5):
@@ -410,7 +362,7 @@ async def test_end_while_drawing_cancels_the_drawing_and_reveals(fake, game, mon
     fake.push(call("next_question"), Reply("不会说到这里。"), Reply("再见。"))
     drawing_replies: list[GameReply] = []
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(ask, host, "message", "下一题", drawing_replies)
+        nursery.start_soon(partial(ask, host, "message", "下一题", into=drawing_replies))
         await trio.testing.wait_all_tasks_blocked(cushion=0.05)  # between two strokes
         assert encode_vector(list(animal(game, SECOND).strokes[:1])) in screen(drawing_replies)
         with trio.fail_after(5):

@@ -36,6 +36,8 @@ from tests.game_helpers import (
     calls,
     directives,
     game_module,
+    moves,
+    screen,
     start_fake,
     state_of,
     texts,
@@ -95,21 +97,6 @@ async def started(hosts: Hosts, fake: FakeOpenAI) -> GameHost:
     return host
 
 
-def screen(replies: list[GameReply]) -> list[str]:
-    """Every picture put on the screen, in order."""
-    return [
-        str(d.kwargs["custom_vector_path"])
-        for d in directives(replies)
-        if "custom_vector_path" in d.kwargs
-    ]
-
-
-def moves(replies: list[GameReply]) -> list[tuple[Any, Any]]:
-    return [
-        (d.kwargs["pan_deg"], d.kwargs["tilt_deg"])
-        for d in directives(replies)
-        if d.call == "motion.move_to"
-    ]
 
 
 # --------------------------------------------------------------------------- start

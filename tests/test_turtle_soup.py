@@ -22,6 +22,7 @@ from agentcade.protocol import GameInput, GameReply
 from agentcade.settings import LLMSettings
 from agentcade.skill_agent import COMMON_PROMPT
 from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
+from tests.game_helpers import tool_results, user_events
 
 GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "turtle_soup"
 NO_RETRY = (("x-should-retry", "false"),)
@@ -108,17 +109,6 @@ def request_text(request: dict[str, Any]) -> str:
         for call in message.get("tool_calls") or ():
             parts.append(str(call["function"]["arguments"]))
     return "\n".join(parts)
-
-
-def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tool results of this round (after the last user message; history comes before it)."""
-    messages = request["messages"]
-    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
-    return [json.loads(m["content"]) for m in messages[last_user:] if m["role"] == "tool"]
-
-
-def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
-    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "user"]
 
 
 def verdict(v: str, solved: bool = False) -> Reply:

@@ -134,3 +134,8 @@ class PeerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def reply(text: str = "", session: str = "active", **extra: Any) -> dict[str, Any]:
+    """An agentcade/1 GameReply payload, written by hand as a non-agentcade game would."""
+    return {"protocol": "agentcade/1", "text": text, "session": session, **extra}

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.check_peers import app, card
-
-PROTOCOL = "agentcade/1"
-
-
-def _reply(text: str = "", session: str = "active", **extra: Any) -> dict[str, Any]:
-    return {"protocol": PROTOCOL, "text": text, "session": session, **extra}
+from tests.check_peers import app, card, reply
 
 
 def play(game_input: dict[str, Any], live: set[str], context_id: str) -> list[tuple[dict[str, Any], bool]]:
@@ -18,14 +12,14 @@ def play(game_input: dict[str, Any], live: set[str], context_id: str) -> list[tu
     if kind == "start":
         live.add(context_id)
         nod = {"call": "motion.play_action", "args": ["nod"]}
-        return [(_reply(directives=[nod]), False), (_reply("什么东西越洗越脏？"), True)]
+        return [(reply(directives=[nod]), False), (reply("什么东西越洗越脏？"), True)]
     if context_id not in live:
-        return [(_reply("这一局已经结束了。", "ended"), True)]
+        return [(reply("这一局已经结束了。", "ended"), True)]
     if kind == "end":
         live.discard(context_id)
-        return [(_reply("答案是水，下次再玩。", "ended"), True)]
+        return [(reply("答案是水，下次再玩。", "ended"), True)]
     text = str(game_input.get("text", ""))
-    return [(_reply("答对了！" if "水" in text else "不对哦，再想想。"), True)]
+    return [(reply("答对了！" if "水" in text else "不对哦，再想想。"), True)]
 
 
 def make_app(port: int) -> Any:

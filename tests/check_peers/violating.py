@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.check_peers import app, card
-
-PROTOCOL = "agentcade/1"
-
-
-def _reply(text: str = "", session: str = "active", **extra: Any) -> dict[str, Any]:
-    return {"protocol": PROTOCOL, "text": text, "session": session, **extra}
+from tests.check_peers import app, card, reply
 
 
 def play(game_input: dict[str, Any], live: set[str], context_id: str) -> list[tuple[dict[str, Any], bool]]:
@@ -24,12 +18,12 @@ def play(game_input: dict[str, Any], live: set[str], context_id: str) -> list[tu
     if kind == "start":
         live.add(context_id)
         green = {"call": "lights.set_color", "args": ["#00FF00"]}
-        return [(_reply(directives=[green]), False), (_reply("开始啦，猜一个数。"), True)]
+        return [(reply(directives=[green]), False), (reply("开始啦，猜一个数。"), True)]
     if context_id not in live:
-        return [(_reply("这一局已经结束了。", "ended"), True)]
+        return [(reply("这一局已经结束了。", "ended"), True)]
     if kind == "end":
-        return [(_reply("好的。"), True)]  # session stays active
-    return [(_reply(""), True)]
+        return [(reply("好的。"), True)]  # session stays active
+    return [(reply(""), True)]
 
 
 def make_app(port: int) -> Any:

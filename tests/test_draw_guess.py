@@ -25,7 +25,7 @@ from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.protocol import GameReply
 from agentcade.vector import encode_vector
-from tests.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai
+from tests.fake_openai import FakeOpenAI, Hang, Reply
 from tests.game_helpers import ask, call, directives, moves, screen, state_of, user_events
 
 GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "draw_guess"
@@ -50,10 +50,6 @@ def game(monkeypatch: pytest.MonkeyPatch) -> LoadedGame:
     return loaded
 
 
-@pytest.fixture
-async def fake(nursery: trio.Nursery) -> FakeOpenAI:
-    server: FakeOpenAI = await nursery.start(serve_fake_openai)
-    return server
 
 
 def animal(game: LoadedGame, answer: str) -> Any:

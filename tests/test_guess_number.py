@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from functools import partial
 from types import SimpleNamespace
 from typing import Any
@@ -43,7 +43,6 @@ from tests.game_helpers import (
     calls,
     directives,
     game_module,
-    start_fake,
     state_of,
     texts,
     tool_results,
@@ -83,16 +82,8 @@ def game(loaded: LoadedGame, monkeypatch: pytest.MonkeyPatch) -> LoadedGame:
     return loaded
 
 
-@pytest.fixture
-async def fake(nursery: trio.Nursery) -> FakeOpenAI:
-    return await start_fake(nursery)
 
 
-@pytest.fixture
-async def hosts(game: LoadedGame) -> AsyncIterator[Hosts]:
-    made = Hosts(game)
-    yield made
-    await made.aclose()
 
 
 async def started(hosts: Hosts, fake: FakeOpenAI) -> GameHost:

@@ -11,7 +11,6 @@ the game module; the no-repeat test plays with the game's own shuffle.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from functools import partial
 from types import SimpleNamespace
 from typing import Any
@@ -38,7 +37,6 @@ from tests.game_helpers import (
     game_module,
     moves,
     screen,
-    start_fake,
     state_of,
     texts,
     tool_results,
@@ -74,16 +72,8 @@ def game(loaded: LoadedGame, monkeypatch: pytest.MonkeyPatch) -> LoadedGame:
     return loaded
 
 
-@pytest.fixture
-async def fake(nursery: trio.Nursery) -> FakeOpenAI:
-    return await start_fake(nursery)
 
 
-@pytest.fixture
-async def hosts(game: LoadedGame) -> AsyncIterator[Hosts]:
-    made = Hosts(game)
-    yield made
-    await made.aclose()
 
 
 def riddle(game: LoadedGame, answer: str) -> dict[str, Any]:

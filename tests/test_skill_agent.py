@@ -14,7 +14,7 @@ from agentcade.game.host import INTERRUPTED, NO_SESSION, TOO_MANY, GameHost
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.protocol import GameInput, GameReply
 from agentcade.skill_agent import COMMON_PROMPT, FALLBACK_LINES, MEMORY_ROUNDS
-from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
+from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
 NO_RETRY = (("x-should-retry", "false"),)
@@ -25,10 +25,6 @@ def probe() -> LoadedGame:
     return load_game(PROBE)
 
 
-@pytest.fixture
-async def fake(nursery: trio.Nursery) -> FakeOpenAI:
-    server: FakeOpenAI = await nursery.start(serve_fake_openai)
-    return server
 
 
 @pytest.fixture

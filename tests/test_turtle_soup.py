@@ -21,7 +21,7 @@ from agentcade.game.loader import LoadedGame, load_game
 from agentcade.protocol import GameInput, GameReply
 from agentcade.settings import LLMSettings
 from agentcade.skill_agent import COMMON_PROMPT
-from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
+from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply
 from tests.game_helpers import tool_results, user_events
 
 GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "turtle_soup"
@@ -41,10 +41,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.fixture
-async def fake(nursery: trio.Nursery) -> FakeOpenAI:
-    server: FakeOpenAI = await nursery.start(serve_fake_openai)
-    return server
 
 
 @pytest.fixture

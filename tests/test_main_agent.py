@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 import trio
 
+from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.remote import open_remote_game
+from agentcade.a2a.server import serve_a2a
 from agentcade.commands.play import open_pipeline
 from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.device.robots import ConsoleRobot, Robot
@@ -27,7 +29,7 @@ from agentcade.llm import ChatModel, OpenAIChatModel
 from agentcade.main.agent import BUSY_TEXT, REMOTE_FAILED, MainAgent, OfflineMainModel
 from agentcade.main.registry import GameRegistry
 from agentcade.protocol import GameInput, GameReply
-from tests.a2a_peers import start_server
+from tests.a2a_peers import FakeSkill
 from tests.fake_openai import FakeOpenAI, Reply, serve_fake_openai
 from tests.sim_device import Records, recording_trace
 
@@ -202,6 +204,15 @@ class Scripted:
             await trio.sleep_forever()
         if what == "fail":
             raise RuntimeError("the remote game broke")
+        if what == "slow_goodbye":
+            await emit(GameReply(text="好的，我来公布答案，稍等。"), False)
+            await trio.sleep(0.2)
+            await emit(GameReply(text="答案是小猫。", session="ended"), True)
+            return
+        if what == "light":
+            light = {"call": "lights.set_color", "args": ["#00FF00"]}
+            await emit(GameReply(text="亮灯了", directives=[light]), True)  # type: ignore[list-item]
+            return
         if what == "undeclared":
             await emit(
                 GameReply(text="亮灯", directives=[{"call": "lights.set_color", "args": ["#FF0000"]}]),  # type: ignore[list-item]
@@ -214,22 +225,31 @@ class Scripted:
 
 @asynccontextmanager
 async def remote_pipeline(
-    nursery: trio.Nursery, game: Scripted, heard: Heard, no_games: Path, *, reply_timeout: float = 5.0
+    nursery: trio.Nursery,
+    game: Scripted,
+    heard: Heard,
+    builtin_dir: Path,
+    *,
+    reply_timeout: float = 5.0,
+    capabilities: tuple[str, ...] = (),
 ) -> AsyncIterator[tuple[MainAgent, Records, trio.CancelScope]]:
-    """A pipeline whose only game is ``game``, served over A2A on 127.0.0.1."""
+    """A pipeline with ``game`` served over A2A on 127.0.0.1 (plus ``builtin_dir``'s games)."""
     server_scope = trio.CancelScope()
+    skill = FakeSkill(required_capabilities=capabilities)
 
     async def serve(task_status: trio.TaskStatus[int]) -> None:
         with server_scope:
             async with trio.open_nursery() as inner:
-                port, _ = await start_server(inner, game)
-                task_status.started(port)
+                listeners = await inner.start(
+                    serve_a2a, game, lambda port: build_card(skill, f"http://127.0.0.1:{port}/"), 0
+                )
+                task_status.started(listeners[0].socket.getsockname()[1])
 
     port = await nursery.start(serve)
     client = A2AClient(reply_timeout=reply_timeout)
     async with (
         open_remote_game(f"http://127.0.0.1:{port}", client=client) as remote,
-        pipeline(no_games, heard=heard) as (agent, records),
+        pipeline(builtin_dir, heard=heard) as (agent, records),
     ):
         agent.registry.add(remote)
         yield agent, records, server_scope
@@ -325,3 +345,27 @@ async def test_sim_robot_is_reset_after_the_game(offline_games) -> None:
         assert not state.lights.on
         assert not state.expression.running
         assert any(r["type"] == "session_reset" for r in records)
+
+
+async def test_the_reset_after_end_follows_the_games_last_sentence(nursery, tmp_path) -> None:
+    heard = Heard()
+    game = Scripted(start="light", end="slow_goodbye")
+    async with remote_pipeline(nursery, game, heard, tmp_path, capabilities=("light",)) as (agent, _, _s):
+        await agent.on_user("玩回声")
+        await agent.on_user("结束游戏")  # returns after the first goodbye line
+        await agent.wait_idle()
+        assert agent.current is None
+    lines = heard.lines
+    assert lines.index("小懒：答案是小猫。") < lines.index("  [机器人] lights.off()")
+
+
+async def test_switching_games_tells_a_failed_end_of_the_old_one(nursery, game_model, tmp_path) -> None:
+    game_model.push(Reply("开局口令"))
+    heard = Heard()
+    async with remote_pipeline(nursery, Scripted(end="fail"), heard, GAMES) as (agent, _, _s):
+        await agent.on_user("玩回声")
+        await agent.on_user("玩探针")
+        assert agent.current is not None
+        assert agent.current.info.id == "probe"
+    # then, at shutdown, the probe says its own goodbye
+    assert heard.speech[:3] == ["远程start", REMOTE_FAILED.format(name="回声"), "开局口令"]

@@ -210,22 +210,37 @@ async def test_reset_comes_after_the_last_sentence(nursery, autojump_clock) -> N
     queue = OutputQueue(robot, trace=trace)
     await nursery.start(queue.run)
     game = Game("riddle", ("motion", "expression.runtime.v3"))
-    await queue.put(reply("再见", session="ended"), game=game)
+    nod = d("motion.move_to", pan_deg=90, tilt_deg=105, duration_ms=300)
+    await queue.put(reply("再见", nod, session="ended"), game=game)
     queue.reset_after_session(game)
     await queue.drain()
     assert robot.events() == [
+        "run motion.move_to(pan_deg=90, tilt_deg=105, duration_ms=300)",
+        "done motion.move_to",
         "say 再见",
         "run motion.stop()",
         f"run motion.move_to(pan_deg={FRONT_PAN}, tilt_deg={FRONT_TILT}, duration_ms=600)",
         "done motion.move_to",
-        "run expression_runtime.stop()",
-    ]
+    ]  # the screen was never used: no expression_runtime.stop
     (done,) = records.of("session_reset")
     assert done["game"] == "riddle"
-    assert all(r.get("reset") for r in records.of("directive_executed"))
+    assert [r.get("reset", False) for r in records.of("directive_executed")] == [False, True, True]
 
 
-def test_reset_covers_only_the_declared_capabilities() -> None:
+async def test_a_game_that_ran_nothing_gets_no_reset(nursery, autojump_clock) -> None:
+    robot = TimedRobot()
+    trace, records = recording_trace()
+    queue = OutputQueue(robot, trace=trace)
+    await nursery.start(queue.run)
+    game = Game("talky", ("light", "motion", "expression.runtime.v3"))
+    await queue.put(reply("我只会说话", session="ended"), game=game)
+    queue.reset_after_session(game)
+    await queue.drain()
+    assert robot.events() == ["say 我只会说话"]
+    assert records.of("session_reset") == []
+
+
+def test_reset_covers_only_the_capabilities_given() -> None:
     assert reset_directives(()) == []
     assert [x.call for x in reset_directives(("light",))] == ["lights.off"]
     everything = [
@@ -334,7 +349,6 @@ async def test_a_session_on_the_sim_then_reset() -> None:
         ("behavior.play", "timeout"),
     ]
     assert [r["call"] for r in records.of("directive_executed") if r.get("reset")] == [
-        "animation.stop",
         "behavior.stop",
         "lights.off",
         "motion.stop",

@@ -25,6 +25,7 @@ router (names and aliases via the registry's tolerant matching, end words, game 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
@@ -117,6 +118,10 @@ class _Current:
     client: GameClient
     context_id: str
     inflight: dict[str, trio.CancelScope] = field(default_factory=dict)
+    ending: bool = False
+    """``end`` was sent: the game is saying goodbye and takes no more input."""
+    ended: trio.Event = field(default_factory=trio.Event)
+    """The ``end`` request is over (all its replies queued, or it failed)."""
 
     @property
     def info(self) -> GameInfo:
@@ -213,30 +218,43 @@ class MainAgent:
     # -- the four game operations -----------------------------------------------------
 
     async def start_game(self, client: GameClient, text: str) -> None:
-        """Open a new context and send ``start`` with the user's words."""
-        if self.current is not None:
+        """Open a new context and send ``start`` with the user's words.
+
+        A running game is ended first, quietly; whatever it still has to say after its
+        first goodbye is cut short (the user moved on), and its reset is queued before the
+        new game's first words.
+        """
+        old = self.current
+        if old is not None:
             await self.end_game("", reason="user", quiet=True)
+            for scope in list(old.inflight.values()):
+                scope.cancel()
+            await old.ended.wait()
         self.current = _Current(client, uuid.uuid4().hex)
         self.trace.record("game_start", game=client.info.id, context_id=self.current.context_id)
         await self._request(self.current, GameInput(kind="start", text=text))
 
     async def end_game(self, text: str, *, reason: str = "user", quiet: bool = False) -> None:
-        """Cancel what the game is working on and send ``end``."""
+        """Cancel what the game is working on and send ``end``.
+
+        Returns once the first reply to ``end`` was played. The game is forgotten (and the
+        robot reset) only when the ``end`` request is over, after its last reply.
+        ``quiet`` drops the game's replies, not its failure: that is always told.
+        """
         current = self.current
-        if current is None:
+        if current is None or current.ending:
             return
+        current.ending = True
         for scope in list(current.inflight.values()):
             scope.cancel()
         await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)  # type: ignore[arg-type]
-        if self.current is current:  # the game did not say ended: it is over all the same
-            self._clear(current)
 
     async def _forward(self, text: str) -> None:
         current = self.current
         if current is None:
             await self._say(NO_GAME)
             return
-        if current.busy:
+        if current.busy or current.ending:
             self.trace.record("busy", game=current.info.id)
             await self._say(BUSY_TEXT)
             return
@@ -283,6 +301,9 @@ class MainAgent:
                     await self._read_replies(current, game_input, first, settled, quiet)
             finally:
                 settled()
+                if game_input.kind == "end":  # over, whether or not it said "ended"
+                    self._clear(current)
+                    current.ended.set()
                 first.set()
 
         self._nursery.start_soon(reader)
@@ -308,9 +329,12 @@ class MainAgent:
                     if is_final:
                         settled()
                     if not quiet:
-                        self.output.put_nowait(reply, game=current.info, remote=_is_remote(current))
-                        if reply.text:
-                            self.history.append({"role": "game_agent", "content": reply.text, "game": current.info.name})
+                        self.output.put_nowait(
+                            reply,
+                            game=current.info,
+                            remote=_is_remote(current),
+                            after=self._remember(reply.text, current.info.name),
+                        )
                     if is_final and reply.session == "ended":
                         self._clear(current)  # the reset is queued after this last reply
                     if not first.is_set():
@@ -319,23 +343,29 @@ class MainAgent:
         except Exception as exc:  # noqa: BLE001 - the one boundary: any game failure is told, then we carry on
             log.warning("game %s failed on %s: %s", current.info.id, game_input.kind, exc)
             self.trace.record("game_error", game=current.info.id, kind=game_input.kind, error=str(exc))
-            if not quiet:
-                await self._say(REMOTE_FAILED.format(name=current.info.name))
-            if game_input.kind != "message":
+            if game_input.kind == "start":
                 self._clear(current)
+            await self._say(REMOTE_FAILED.format(name=current.info.name))
 
     def _clear(self, current: _Current) -> None:
         """Forget the game; the robot is reset after everything queued so far is played."""
         if self.current is current:
             self.current = None
             self.trace.record("game_cleared", game=current.info.id)
-            self.output.reset_after_session(current.info)
+            with contextlib.suppress(RuntimeError):  # the queue stopped: no robot to reset
+                self.output.reset_after_session(current.info)
+
+    def _remember(self, text: str, game: str) -> Callable[[], None] | None:
+        """History is written once a reply has been played (what the user heard)."""
+        if not text:
+            return None
+        return lambda: self.history.append({"role": "game_agent", "content": text, "game": game})
 
     # -- speech and prompt ----------------------------------------------------------
 
     async def _say(self, text: str) -> None:
-        self.history.append({"role": "assistant", "content": text})
-        await self.output.put(GameReply(text=text), game=None, remote=False)
+        heard = {"role": "assistant", "content": text}
+        await self.output.put(GameReply(text=text), game=None, after=lambda: self.history.append(heard))
         await self.output.drain()
 
     def _prompt(self) -> str:
@@ -343,7 +373,9 @@ class MainAgent:
             f"- {g.id}：{g.name}（别名：{'、'.join(g.aliases) or '无'}）——{g.summary}" for g in self.registry.games
         )
         current = "没有" if self.current is None else f"{self.current.info.name}（{self.current.info.id}）"
-        if self.current is not None and self.current.busy:
+        if self.current is not None and self.current.ending:
+            current += "，正在结束"
+        elif self.current is not None and self.current.busy:
             current += "，它还在处理上一句话"
         return MAIN_PROMPT.format(games=games or "（没有）", current=current)
 

@@ -11,11 +11,11 @@ order, on one :class:`~agentcade.device.robots.Robot`:
   keeps running past the cap); light effects (``lights.play_effect``) are not waited for,
   they may loop forever;
 * a device error (NACK, no reply, connection gone) is traced and the queue goes on;
-* :meth:`OutputQueue.reset_after_session` queues the reset of what a game could have
-  changed, so it happens after the game's last sentence: stop animation and behaviour,
-  lights off, head to the front, screen to standby, each only if the game declared the
-  capability. Apart from that reset the host sends no screen commands: during a game the
-  screen belongs to the game.
+* :meth:`OutputQueue.reset_after_session` queues the reset of what a game used, so it
+  happens after the game's last sentence: stop animation and behaviour, lights off, head
+  to the front, screen to standby, each only if calls of that capability ran for the game
+  since its last reset. Apart from that reset the host sends no screen commands: during a
+  game the screen belongs to the game.
 
 Trace records: ``directive_executed`` (call, directive, outcome, ms, game, remote;
 outcome ``ok``/``started``/``completed``/``failed``/``cancelled``/``timeout``/``error``,
@@ -26,13 +26,13 @@ with ``error`` and ``reason`` for device errors), ``directive_skipped`` (kind, r
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import trio
 
-from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT, JOB_CALLS
+from agentcade.device.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT, JOB_CALLS
 from agentcade.device.robots import DeviceError, Robot
 from agentcade.device.validate import DirectiveError, validate_directive
 from agentcade.protocol import Directive, GameReply
@@ -71,10 +71,10 @@ class GameLike(Protocol):
     def capabilities(self) -> Sequence[str]: ...
 
 
-def reset_directives(capabilities: Sequence[str]) -> list[Directive]:
-    """The host's reset after a game with these capabilities, in order.
+def reset_directives(capabilities: Collection[str]) -> list[Directive]:
+    """The host's reset after a game that used these capabilities, in order.
 
-    Only what the game could have changed: animation and behaviour stopped, lights off,
+    Only what the game changed: animation and behaviour stopped, lights off,
     head to the front (``FRONT_PAN``/``FRONT_TILT``), the screen back to standby
     (``expression_runtime.stop``; after official expressions or works, whose screens have
     no stop, the ``standby`` animation).
@@ -108,6 +108,8 @@ class _Item:
     game: GameLike | None
     remote: bool = False
     reply: GameReply | None = None
+    after: Callable[[], None] | None = None
+    """Called once the item has been played (the main agent writes history then)."""
     done: trio.Event = field(default_factory=trio.Event)
     request_id: str | None = field(default_factory=current_request_id)
     """The request that queued it: its records are grouped under the same id."""
@@ -136,10 +138,19 @@ class OutputQueue:
         self._last: _Item | None = None
         self._running = False
         self._closed = False
+        self._used: dict[str, set[str]] = {}
+        """Game id -> capabilities of the calls that ran for it since its last reset."""
 
     # -- producers -----------------------------------------------------------------------
 
-    async def put(self, reply: GameReply, *, game: GameLike | None, remote: bool = False) -> None:
+    async def put(
+        self,
+        reply: GameReply,
+        *,
+        game: GameLike | None,
+        remote: bool = False,
+        after: Callable[[], None] | None = None,
+    ) -> None:
         """Queue a reply; never blocks (the queue is unbounded: replies are few and small).
 
         ``game=None`` (the host's own words) may not carry directives: they are skipped as
@@ -149,14 +160,25 @@ class OutputQueue:
             RuntimeError: the queue has stopped.
         """
         await trio.lowlevel.checkpoint()
-        self.put_nowait(reply, game=game, remote=remote)
+        self.put_nowait(reply, game=game, remote=remote, after=after)
 
-    def put_nowait(self, reply: GameReply, *, game: GameLike | None, remote: bool = False) -> None:
+    def put_nowait(
+        self,
+        reply: GameReply,
+        *,
+        game: GameLike | None,
+        remote: bool = False,
+        after: Callable[[], None] | None = None,
+    ) -> None:
         """:meth:`put` without a checkpoint, for synchronous callers."""
-        self._put(_Item("reply", game, remote, reply))
+        self._put(_Item("reply", game, remote, reply, after))
 
     def reset_after_session(self, game: GameLike) -> None:
-        """Queue the reset of what ``game`` could have changed (after what is queued)."""
+        """Queue the reset of what ``game`` used in its session (after what is queued).
+
+        What it used is what ran on the robot for it since its last reset; a game that ran
+        nothing (a start that failed, a game that only talks) gets no reset at all.
+        """
         self._put(_Item("reset", game))
 
     def _put(self, item: _Item) -> None:
@@ -191,6 +213,8 @@ class OutputQueue:
                 try:
                     with request_scope(item.request_id):
                         await self._play(item)
+                    if item.after is not None:
+                        item.after()
                 finally:
                     item.done.set()
         finally:
@@ -208,7 +232,9 @@ class OutputQueue:
         game = item.game
         if item.kind == "reset":
             assert game is not None
-            calls = reset_directives(game.capabilities)
+            calls = reset_directives(self._used.pop(game.id, set()))
+            if not calls:
+                return
             for directive in calls:
                 # The standby animation may be the device's endless idle loop: not waited.
                 wait = directive.call != "animation.play"
@@ -264,6 +290,8 @@ class OutputQueue:
         }
         if reset:
             fields["reset"] = True
+        if game is not None and not reset:
+            self._used.setdefault(game.id, set()).add(ALLOWED_CALLS[directive.call])
         try:
             handle = await self.robot.execute(directive)
             if handle is None:

@@ -545,6 +545,15 @@ def _tool_results(round_messages: list[dict[str, Any]], messages: list[dict[str,
     return results[-MAX_TOOL_CALLS:] if len(results) > MAX_TOOL_CALLS else results
 
 
+def speak_results(results: list[Any]) -> str:
+    """Plain speech for tool results: their speech fields and ``must_say`` texts.
+
+    The offline model answers with it; ``SkillAgent`` falls back to it when the model
+    fails after tools already acted, so the player still hears what happened.
+    """
+    return _clip(_speak_results(results))
+
+
 def _speak_results(results: list[Any]) -> str:
     if results and all(isinstance(r, Mapping) and r.get("error") for r in results):
         return _LINE_SORRY

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from agentcade.device.proxy import RobotProxy
 from agentcade.game.turn import ReplySink, Turn, clip_text
-from agentcade.llm import ChatModel, ModelError, make_model
+from agentcade.llm import ChatModel, ModelError, make_model, speak_results
 from agentcade.protocol import GameInput
 from agentcade.settings import AgentSettings
 from agentcade.skill import Skill
@@ -181,12 +181,12 @@ class SkillAgent:
                 answer = await model.complete(messages, tools)
             except ModelError as exc:
                 self.trace.record("model_error", error=str(exc))
-                return FALLBACK_LINES[turn.kind], None
-            if not answer.tool_calls:
+                return self._fallback(turn, round_messages), None
+            if not answer.tool_calls or not tools:  # no tools were offered: none run
                 text = clip_text(answer.text)
                 if not text:
                     self.trace.record("model_error", error="empty answer")
-                    return FALLBACK_LINES[turn.kind], None
+                    return self._fallback(turn, round_messages), None
                 round_messages.append({"role": "assistant", "content": text})
                 return text, round_messages
             round_messages.append(
@@ -213,7 +213,16 @@ class SkillAgent:
                     }
                 )
             system = self.system_prompt()  # tools change the state
-        return FALLBACK_LINES[turn.kind], None  # pragma: no cover - the last step has no tools
+        raise AssertionError("unreachable: the last step offers no tools")  # pragma: no cover
+
+    @staticmethod
+    def _fallback(turn: Turn, round_messages: list[dict[str, Any]]) -> str:
+        """What to say when the model fails: what this round's tools did, if they did
+        anything (a judged guess must be heard), else the kind's fallback line."""
+        results = [json.loads(m["content"]) for m in round_messages if m["role"] == "tool"]
+        if results:
+            return speak_results(results)
+        return FALLBACK_LINES[turn.kind]
 
     async def _run_hook(self, turn: Turn) -> dict[str, Any] | None:
         hook = {"start": self.on_start, "end": self.on_end}.get(turn.kind)

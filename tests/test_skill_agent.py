@@ -366,3 +366,25 @@ async def test_sessions_of_an_opened_game_share_one_model_client(fake, monkeypat
             clients.append(local.host._sessions[ctx].agent._model()._client)  # type: ignore[attr-defined]
             await ask(local.host, ctx, "end")
     assert all(client is clients[0] for client in clients)
+
+
+async def test_model_failure_after_a_tool_acted_speaks_what_the_tool_did(fake, probe, make_host) -> None:
+    fake.push(
+        Reply("开局口令"), Reply(tool_calls=[("remember", {})]), Fail(500, headers=NO_RETRY)
+    )
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "口令")
+    assert replies[-1].text == "口令是芝麻开门。"  # not "please say that again"
+
+
+async def test_tool_calls_are_not_run_when_no_tools_were_offered(fake, probe, make_host) -> None:
+    fake.push(Reply("开局口令"))
+    fake.default = Reply(tool_calls=[("count", {"n": 1})])  # a model that never stops calling
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "一直数")
+    assert replies[-1].text  # a speakable final all the same
+    last = fake.requests[-1]
+    assert "tools" not in last  # the last step offered none...
+    assert tool_messages(last)[-1] == {"n": 1, "counter": 8}  # ...and the 9th call never ran

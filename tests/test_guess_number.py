@@ -160,6 +160,7 @@ async def test_right_guess_wins_with_a_nod_and_a_happy_face(hosts, fake, said) -
             "answer": TARGET,
             "tries": 1,
             "message": "猜中了！就是十三，你用了一次。",
+            "must_say": ["猜中了！就是十三。"],
         }
     ]
     assert calls(replies) == [
@@ -497,3 +498,15 @@ async def test_an_offline_session_plays_start_message_end(hosts, game) -> None:
     assert end[-1].session == "ended"
     assert not host.has_session("c")
     assert_valid_directives(start + guessed + end, game)
+
+
+async def test_one_utterance_is_one_guess(hosts, fake) -> None:
+    """Regression (review): the model called submit_guess three times for "我猜七"."""
+    host = await started(hosts, fake)
+    fake.push(
+        Reply(tool_calls=[("submit_guess", {"number": n}) for n in (7, 8, 9)]), Reply("嗯。")
+    )
+    await ask(host, "message", "我猜七")
+    results = tool_results(fake.requests[-1])
+    assert [r["outcome"] for r in results] == ["higher", "already_judged", "already_judged"]
+    assert state_of(fake.requests[-1])["猜过的数"] == [7]

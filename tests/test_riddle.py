@@ -134,8 +134,9 @@ async def test_right_answer_in_the_users_words(hosts, fake, said) -> None:
     host = await started(hosts, fake)
     fake.push(call("check_answer"), Reply("猜对啦，真厉害！"))
     replies = await ask(host, "message", said)
+    right = f"猜对了，谜底就是{FIRST}！"
     assert tool_results(fake.requests[-1]) == [
-        {"correct": True, "answer": FIRST, "message": f"猜对了，谜底就是{FIRST}！"}
+        {"correct": True, "answer": FIRST, "message": right, "must_say": [right]}
     ]
     assert state_of(fake.requests[-1]) | {"谜面": None} == {
         "谜面": None,
@@ -143,7 +144,7 @@ async def test_right_answer_in_the_users_words(hosts, fake, said) -> None:
         "猜对": 1,
         "谜底已揭晓": True,
     }
-    assert replies[-1].text == "猜对啦，真厉害！"
+    assert replies[-1].text == f"猜对啦，真厉害！{right}"  # the answer is heard, whatever the model said
     assert replies[-1].session == "active"
 
 
@@ -210,8 +211,9 @@ async def test_a_listed_alias_is_right(hosts, fake) -> None:
     fake.push(call("next_riddle"), Reply("下一个。"), call("check_answer"), Reply("对啦！"))
     await ask(host, "message", "下一个")
     await ask(host, "message", "伞")
+    right = f"猜对了，谜底就是{SECOND}！"
     assert tool_results(fake.requests[-1]) == [
-        {"correct": True, "answer": SECOND, "message": f"猜对了，谜底就是{SECOND}！"}
+        {"correct": True, "answer": SECOND, "message": right, "must_say": [right]}
     ]
 
 

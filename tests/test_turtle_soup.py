@@ -556,3 +556,13 @@ async def test_an_offline_end_reveals_the_unrevealed_bottom(game) -> None:
     end = await host.ask("end", "结束游戏")
     assert puzzle.bottom in end[-1].text
     assert end[-1].session == "ended"
+
+
+async def test_moving_to_the_next_puzzle_tells_the_unsolved_bottom(game, fake) -> None:
+    host = await started(game, fake)
+    old = host.agent.puzzle
+    fake.push(Reply(tool_calls=[("next_puzzle", {})]), Reply("好，换一个。"))
+    replies = await host.ask("message", "换一个")
+    assert f"上一道汤的汤底是：{old.bottom}" in replies[-1].text
+    assert host.agent.puzzle is not old
+    assert host.agent.puzzle.surface in replies[-1].text

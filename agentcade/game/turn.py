@@ -120,12 +120,16 @@ class Turn:
 
     def final_reply(self, text: str) -> GameReply:
         """The final reply: ``text`` plus every missing ``must_say`` fallback, and directives."""
-        spoken = "".join(self._said) + text
-        missing = [fb for must, fb in self._must if must not in spoken]
-        addition = "".join(_sentence(fb) for fb in dict.fromkeys(missing))
-        room = MAX_TEXT - len(addition)
-        body = clip_text(text, max(room, 0)) if room > 0 else ""
-        final = clip_text((_sentence(body) if body and addition else body) + addition)
+        said = "".join(self._said)
+        body = clip_text(text)
+        while True:  # clipping the body may cut a required text out of it: check again
+            missing = [fb for must, fb in self._must if must not in said + body]
+            addition = "".join(_sentence(fb) for fb in dict.fromkeys(missing))
+            joined = (_sentence(body) if body and addition else body) + addition
+            if len(joined) <= MAX_TEXT or not body:
+                break
+            body = clip_text(body, max(MAX_TEXT - len(addition) - 1, 0))
+        final = clip_text(joined)
         self._finished = True
         return GameReply(
             protocol=self._protocol,

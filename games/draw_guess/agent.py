@@ -268,6 +268,7 @@ class GameAgent(SkillAgent):
         self.score += points
         self.right += 1
         self.solved = True
+        turn.must_say(animal.answer, fallback=f"猜对了，就是{animal.answer}！")  # heard whatever happens
         await effects.react(self.robot, "happy", "nod", then=self.drawing)
         message = (
             f"猜对了，就是{animal.answer}！得{_count(points)}分，现在一共{_count(self.score)}分。"

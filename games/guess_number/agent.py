@@ -87,6 +87,9 @@ class GameAgent(SkillAgent):
     async def submit_guess(
         self, turn, number: Annotated[int, Field(description="用户猜的数")]
     ) -> dict:
+        if turn.judged:  # one utterance, one guess: the model may not guess on the user's behalf
+            return {"outcome": "already_judged"}
+        turn.judged = True
         if self.finished:
             return {"outcome": "round_over", "message": "这一局已经结束了，要不要再来一局？"}
         if not LOW <= number <= HIGH:
@@ -97,6 +100,7 @@ class GameAgent(SkillAgent):
         left = TRIES - len(self.guesses)
         if number == self.target:
             self.finished, self.wins = True, self.wins + 1
+            turn.must_say(spoken(number), fallback=f"猜中了！就是{spoken(number)}。")
             await effects.react(self.robot, "happy", "nod")
             return {"outcome": "win", "answer": number, "tries": len(self.guesses),
                     "message": f"猜中了！就是{spoken(number)}，你用了{times(len(self.guesses))}次。"}

@@ -84,6 +84,7 @@ class GameAgent(SkillAgent):
         answer = self.current["answer"]
         if is_match(turn.text, answer, self.current.get("aliases") or ()):
             self.solved, self.revealed = self.solved + 1, True
+            turn.must_say(answer, fallback=f"猜对了，谜底就是{answer}！")  # heard whatever happens
             await effects.react(self.robot, "happy", "nod", then=STAR)
             return {"correct": True, "answer": answer, "message": f"猜对了，谜底就是{answer}！"}
         await effects.gesture(self.robot, "shake_head")

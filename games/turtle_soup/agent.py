@@ -158,6 +158,10 @@ class GameAgent(SkillAgent):
     # -- helpers ------------------------------------------------------------------
 
     def _next(self, turn) -> dict[str, Any]:
+        if self.puzzle is not None and not self.revealed:  # moving on: the old one is told first
+            self.revealed = True
+            bottom = self.puzzle.bottom
+            turn.must_say(bottom, fallback=f"上一道汤的汤底是：{bottom}")
         puzzle = pick(PUZZLES, self.store, self.session_ids, self.rng)
         if puzzle is None:
             return {"outcome": "no_more", "message": "题库里的海龟汤都喝完啦，下次再来吧。"}

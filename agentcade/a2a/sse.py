@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,9 @@ class SSEEvent:
     data: str
 
 
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
 class SSEDecoder:
     """Incremental SSE parser: ``feed(bytes) -> list[SSEEvent]``.
 
@@ -62,34 +66,25 @@ class SSEDecoder:
         self._max = max_event_size
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        """Consume bytes; return the events completed by them."""
+        """Consume bytes; return the events completed by them.
+
+        Linear in the bytes fed: only the new bytes are scanned for line ends (the kept
+        buffer never holds one), so a peer trickling one huge line cannot make the host
+        rescan it on every read.
+        """
         out: list[SSEEvent] = []
+        if self._pending_cr and chunk[:1] == b"\n":  # the LF of a CRLF split across reads
+            chunk = chunk[1:]
+        self._pending_cr = False
         buf = self._buf
+        scan_from = len(buf)
         buf += chunk
         start = 0
-        n = len(buf)
-        i = 0
-        while i < n:
-            b = buf[i]
-            if self._pending_cr:
-                self._pending_cr = False
-                if b == 0x0A and i == start:  # the LF of a CRLF split across reads
-                    i += 1
-                    start = i
-                    continue
-            if b in (0x0A, 0x0D):
-                line = bytes(buf[start:i])
-                if b == 0x0D:
-                    if i + 1 < n:
-                        if buf[i + 1] == 0x0A:
-                            i += 1
-                    else:
-                        self._pending_cr = True
-                i += 1
-                start = i
-                self._line(line, out)
-                continue
-            i += 1
+        for match in _LINE_END.finditer(buf, scan_from):
+            if match.group() == b"\r" and match.end() == len(buf):
+                self._pending_cr = True  # maybe the first half of a CRLF
+            self._line(bytes(buf[start : match.start()]), out)
+            start = match.end()
         del buf[:start]
         if len(buf) + self._size > self._max:
             raise ValueError(f"an SSE event is larger than {self._max} bytes")

@@ -451,3 +451,42 @@ async def test_shutdown_cancels_running_turns(nursery: trio.Nursery) -> None:
     await stream.aclose()
     with pytest.raises(OSError, match="connect"):
         await trio.open_tcp_stream("127.0.0.1", port)
+
+
+async def test_a_cancel_racing_the_final_reply_still_ends_the_stream_with_it(
+    nursery: trio.Nursery,
+) -> None:
+    """Regression (review): CancelTask processed in the same scheduling step as the
+    handler's final emit dropped the terminal event; the stream ended without it."""
+    from a2a.types.a2a_pb2 import CancelTaskRequest
+
+    from agentcade.a2a.client import A2AClient
+
+    go, waiting = trio.Event(), trio.Event()
+
+    class LastStepRaces:
+        async def handle(self, context_id: str, game_input: GameInput, emit) -> None:  # type: ignore[no-untyped-def]
+            await emit(GameReply(text="稍等"), False)
+            waiting.set()
+            await go.wait()  # the last checkpoint before the final reply
+            await emit(GameReply(text="好的"), True)
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    server = A2AServer(LastStepRaces(), echo_card(port))
+    nursery.start_soon(trio.serve_listeners, server.handle_connection, listeners)
+
+    async def cancel_as_the_final_reply_goes_out() -> None:
+        await waiting.wait()
+        task_id = next(iter(server.tasks._running))
+        go.set()  # the handler becomes runnable, and CancelTask runs in the same step:
+        await server._cancel_task("r1", CancelTaskRequest(id=task_id))
+
+    nursery.start_soon(cancel_as_the_final_reply_goes_out)
+    got = []
+    async with A2AClient(reply_timeout=5).stream(
+        f"http://127.0.0.1:{port}/", "ctx", GameInput(kind="start")
+    ) as replies:
+        async for reply, final in replies:
+            got.append((reply.text, final))
+    assert got == [("稍等", False), ("好的", True)]

@@ -146,6 +146,8 @@ class _Run:
         self.record = record
         self.game_input = game_input
         self.saw_final = False
+        self.final_event: dict[str, Any] | None = None
+        """The terminal event once the handler gave its final reply; None once sent."""
 
     def _message(self, reply: GameReply) -> dict[str, Any]:
         if reply.protocol != self.game_input.protocol:
@@ -164,11 +166,14 @@ class _Run:
                 self.saw_final = True
                 event = record.set_status(wire.COMPLETED, message)
                 self.store.finish(record)
+                self.final_event = event
             else:
                 event = record.set_status(wire.WORKING, message)
             # A gone writer is fine: the record still has the reply.
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 await out.send(event)
+            if final:
+                self.final_event = None  # delivered
 
         async with out:
             terminal: dict[str, Any] | None = None
@@ -197,6 +202,9 @@ class _Run:
                     record.set_status(wire.CANCELED, None)
                 if not record.done.is_set():
                     self.store.finish(record)
+            # A cancel landing while the final reply was being sent must not lose it: the
+            # stream still ends with its terminal event.
+            terminal = terminal or self.final_event
             if terminal is not None:
                 with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                     await out.send(terminal)

@@ -388,3 +388,25 @@ async def test_tool_calls_are_not_run_when_no_tools_were_offered(fake, probe, ma
     last = fake.requests[-1]
     assert "tools" not in last  # the last step offered none...
     assert tool_messages(last)[-1] == {"n": 1, "counter": 8}  # ...and the 9th call never ran
+
+
+async def test_concurrent_starts_on_one_context_leave_no_session_unclosed(fake, probe) -> None:
+    """Regression (review): a second `start` arriving while the first closed the old
+    session made a session nobody owned, never closed."""
+    fake.default = Reply("开局口令")
+    settings = probe.agent_cls.config(llm=fake.settings(timeout=5.0))
+    made = []
+
+    def new_agent():  # type: ignore[no-untyped-def]
+        made.append(probe.new_agent(settings))
+        return made[-1]
+
+    host = GameHost(new_agent)
+    before = probe.agent_cls.closed_count  # type: ignore[attr-defined]
+    await ask(host, "c1", "start")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask, host, "c1", "start")
+        nursery.start_soon(ask, host, "c1", "start")
+    assert host.session_count == 1
+    await host.aclose()
+    assert probe.agent_cls.closed_count - before == len(made) == 3  # type: ignore[attr-defined]

@@ -90,15 +90,17 @@ class GameHost:
 
         if game_input.kind == "start":
             old = self._sessions.pop(context_id, None)
-            if old is not None:
-                await self._close(old)
-            if len(self._sessions) >= self.max_sessions:
+            if old is None and len(self._sessions) >= self.max_sessions:
                 self.trace.record("session_refused", context_id=context_id, live=len(self._sessions))
                 await final(TOO_MANY, "ended")
                 return
+            # The new session takes the slot before the old one is closed (which yields):
+            # a second `start` arriving meanwhile replaces this one instead of leaking one.
             session = _Session(context_id, self._make_agent(), trio.current_time())
             self._sessions[context_id] = session
             self.trace.record("session_open", context_id=context_id)
+            if old is not None:
+                await self._close(old)
         else:
             found = self._sessions.get(context_id)
             if found is None:

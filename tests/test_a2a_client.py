@@ -338,3 +338,32 @@ async def test_fetch_card_errors(nursery: trio.Nursery) -> None:
         await A2AClient().fetch_card(url.removesuffix("/rpc"))
     assert info.value.kind == "card"
     assert "JSONRPC" in info.value.message
+
+
+async def test_interim_1xx_responses_are_ignored(nursery: trio.Nursery) -> None:
+    """Regression (review): a 103 Early Hints (some CDNs send them) before the real
+    response made the client fail with a bare AssertionError."""
+    event = {
+        "result": {"statusUpdate": {"taskId": "t", "contextId": "c", "status": {
+            "state": "TASK_STATE_COMPLETED",
+            "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [
+                {"data": {"protocol": "agentcade/1", "text": "hi", "session": "active"}}]},
+        }}},
+        "id": "1", "jsonrpc": "2.0",
+    }  # fmt: skip
+
+    async def game_behind_a_cdn(stream: trio.SocketStream) -> None:
+        await stream.receive_some(65536)
+        await stream.send_all(
+            b"HTTP/1.1 103 Early Hints\r\nlink: </x>; rel=preload\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+            b"data: " + json.dumps(event).encode() + b"\r\n\r\n"
+        )
+        await stream.aclose()
+
+    listeners = await nursery.start(trio.serve_tcp, game_behind_a_cdn, 0)
+    port = listeners[0].socket.getsockname()[1]
+    replies = await A2AClient(reply_timeout=5).send(
+        f"http://127.0.0.1:{port}/", "c", GameInput(kind="start")
+    )
+    assert [r.text for r in replies] == ["hi"]

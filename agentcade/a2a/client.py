@@ -317,13 +317,16 @@ class A2AClient:
                 await conn.send(h11.EndOfMessage())
                 with trio.move_on_after(self.reply_timeout) as waited:
                     response = await _next_event(conn, f"{target.url} closed the connection")
+                    while isinstance(response, h11.InformationalResponse):  # 1xx: ignored (RFC 9110)
+                        response = await _next_event(conn, f"{target.url} closed the connection")
             if waited.cancelled_caught:
                 raise GameRemoteError(
                     "timeout", f"no response from {target.url} for {self.reply_timeout:g} s"
                 )
             if isinstance(response, h11.ConnectionClosed):
                 raise GameRemoteError("network", f"{target.url} closed the connection")
-            assert isinstance(response, h11.Response)
+            if not isinstance(response, h11.Response):
+                raise GameRemoteError("protocol", f"{target.url} answered with {type(response).__name__}")
         except BaseException:
             await conn.aclose()
             raise

@@ -369,3 +369,18 @@ async def test_switching_games_tells_a_failed_end_of_the_old_one(nursery, game_m
         assert agent.current.info.id == "probe"
     # then, at shutdown, the probe says its own goodbye
     assert heard.speech[:3] == ["远程start", REMOTE_FAILED.format(name="回声"), "开局口令"]
+
+
+async def test_switching_away_from_a_hung_game_is_bounded(nursery, game_model, tmp_path, monkeypatch) -> None:
+    import agentcade.main.agent as main_agent
+
+    monkeypatch.setattr(main_agent, "SWITCH_GRACE", 0.3)
+    game_model.push(Reply("开局口令"))
+    heard = Heard()
+    async with remote_pipeline(nursery, Scripted(end="hang"), heard, GAMES) as (agent, _, _s):
+        await agent.on_user("玩回声")
+        with trio.fail_after(3):  # not the client's 210 s
+            await agent.on_user("玩探针")
+        assert agent.current is not None
+        assert agent.current.info.id == "probe"
+    assert heard.speech[:2] == ["远程start", "开局口令"]

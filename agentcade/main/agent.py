@@ -52,6 +52,8 @@ NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名
 NOT_FOUND = "我还不会玩这个游戏。"
 CHAT_FALLBACK = "抱歉，我没听清，你能再说一遍吗？"
 MAX_STEPS = 4
+SWITCH_GRACE = 5.0
+"""Seconds a game being replaced by another may take to answer its ``end``."""
 HISTORY_LIMIT = 40
 
 MAIN_PROMPT = """你是桌面机器人“小懒”，陪一家人聊天，也主持语音游戏。
@@ -226,7 +228,8 @@ class MainAgent:
         """
         old = self.current
         if old is not None:
-            await self.end_game("", reason="user", quiet=True)
+            with trio.move_on_after(SWITCH_GRACE):  # a hung game must not hold up the new one
+                await self.end_game("", reason="user", quiet=True)
             for scope in list(old.inflight.values()):
                 scope.cancel()
             await old.ended.wait()

@@ -4,6 +4,7 @@ Typed lines stand in for speech recognition; the robot is the console (default),
 simulated robot (``--robot sim``) or a real robot's Daemon URL. Like the robot, the next
 line is read only after the first reply to the previous one has been played, so a line
 typed while a game still works gets "我还在准备呢". ``/wait`` waits for pending replies,
+``/screen`` prints what the simulated robot's screen shows (``--robot sim``),
 ``/quit`` ends a running game (``end`` with reason ``shutdown``) and leaves. Lines can come
 from a file: ``agentcade play < scenario.txt`` (at the end of input, pending replies are
 played before the game is ended).
@@ -117,7 +118,7 @@ async def _play(args: argparse.Namespace, trace: Trace) -> None:
         robot, games=args.game, trace=trace
     ) as (agent, registry):
         names = "、".join(g.name for g in registry.games) or "（没有）"
-        print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/quit 退出。", flush=True)
+        print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
         lines = LineReader()
         while True:
             line = await lines.read()
@@ -132,13 +133,27 @@ async def _play(args: argparse.Namespace, trace: Trace) -> None:
             if line == "/wait":
                 await agent.wait_idle()
                 continue
+            if line == "/screen":
+                print(_screen(robot), flush=True)
+                continue
             await agent.on_user(line)
+
+
+def _screen(robot: Robot) -> str:
+    """What the simulated robot shows now (text, with the drawing as ASCII)."""
+    device = getattr(robot, "device", None)
+    if device is None:
+        return "（/screen 只在 --robot sim 时可用：模拟机器人能把屏幕画成文字）"
+    rendered: str = device.render_text()
+    return rendered
 
 
 def _main_trace_printer(rec: dict[str, object]) -> None:
     kind = rec["type"]
     if kind == "main_tool_call":
         print(f"[trace] 主 Agent 调用 {rec['tool']}({rec.get('arguments')})", file=sys.stderr, flush=True)
+    elif kind == "directive_executed":
+        print(f"[trace] 机器人 {rec.get('directive')} → {rec.get('outcome')}", file=sys.stderr, flush=True)
     elif kind in ("a2a_request", "directive_skipped", "game_error", "busy"):
         shown = {k: v for k, v in rec.items() if k not in ("type", "ts")}
         print(f"[trace] {kind} {shown}", file=sys.stderr, flush=True)

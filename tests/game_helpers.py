@@ -11,18 +11,20 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import trio
+import trio.testing
 
 from agentcade.device.validate import validate_directive
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame
 from agentcade.protocol import Directive, GameInput, GameReply
 from agentcade.skill_agent import SkillAgent
-from tests.fake_openai import FakeOpenAI, Reply, serve_fake_openai
+from tests.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai
 
 GAMES_DIR = Path(__file__).resolve().parent.parent / "games"
 
@@ -148,3 +150,20 @@ def moves(replies: list[GameReply]) -> list[tuple[Any, Any]]:
         for d in directives(replies)
         if d.call == "motion.move_to"
     ]
+
+
+async def end_while_the_model_hangs(
+    host: GameHost, fake: FakeOpenAI, said: str
+) -> tuple[list[GameReply], list[GameReply]]:
+    """Say ``said`` while the model hangs on it, then send ``end`` (the end round's model
+    answers "再见。"). Returns (the stuck request's replies, the end request's replies)."""
+    fake.push(Hang(), Reply("再见。"))
+    hanging = len(fake.requests) + 1
+    stuck: list[GameReply] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(ask, host, "message", said, into=stuck))
+        with trio.fail_after(5):
+            await fake.wait_requests(hanging)  # the model is hanging on the message
+            await trio.testing.wait_all_tasks_blocked(cushion=0.01)
+            end = await ask(host, "end", "结束游戏")
+    return stuck, end

@@ -25,8 +25,17 @@ from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.protocol import GameReply
 from agentcade.vector import encode_vector
-from tests.fake_openai import FakeOpenAI, Hang, Reply
-from tests.game_helpers import ask, call, directives, moves, screen, state_of, user_events
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.game_helpers import (
+    ask,
+    call,
+    directives,
+    end_while_the_model_hangs,
+    moves,
+    screen,
+    state_of,
+    user_events,
+)
 
 GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "draw_guess"
 FIRST, SECOND = "长颈鹿", "熊猫"
@@ -336,14 +345,7 @@ async def test_end_sums_up_the_score_and_reveals_the_unsolved_answer(fake, game)
 async def test_end_while_the_model_hangs_cancels_and_reveals(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(Hang(), Reply("再见。"))
-    stuck: list[GameReply] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(partial(ask, host, "message", "嗯让我想想", into=stuck))
-        await trio.testing.wait_all_tasks_blocked(cushion=0.05)  # the model is hanging
-        assert len(fake.requests) == 2
-        with trio.fail_after(5):
-            end = await ask(host, "end", "结束游戏")
+    stuck, end = await end_while_the_model_hangs(host, fake, "嗯让我想想")
     assert stuck[-1].text == INTERRUPTED
     assert f"刚才画的是{FIRST}。" in end[-1].text
     assert end[-1].session == "ended"

@@ -18,13 +18,10 @@ import itertools
 import json
 import re
 from collections.abc import Iterator
-from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import trio
-import trio.testing
 
 from agentcade import effects
 from agentcade.device.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
@@ -33,7 +30,7 @@ from agentcade.game.loader import LoadedGame, load_game
 from agentcade.game.turn import Turn
 from agentcade.protocol import GameReply
 from agentcade.vector import encode_vector
-from tests.fake_openai import FakeOpenAI, Hang, Reply
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.game_helpers import (
     GAMES_DIR,
     Hosts,
@@ -42,6 +39,7 @@ from tests.game_helpers import (
     call,
     calls,
     directives,
+    end_while_the_model_hangs,
     game_module,
     state_of,
     texts,
@@ -397,14 +395,7 @@ async def test_chit_chat_judges_nothing_and_changes_nothing(hosts, fake) -> None
 
 async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_number(hosts, fake) -> None:
     host = await started(hosts, fake)
-    fake.push(Hang(), Reply("再见。"))
-    stuck: list[GameReply] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(partial(ask, host, "message", "我猜八", into=stuck))
-        with trio.fail_after(5):
-            await fake.wait_requests(2)  # the model is hanging on the guess
-            await trio.testing.wait_all_tasks_blocked(cushion=0.01)
-            end = await ask(host, "end", "结束游戏")
+    stuck, end = await end_while_the_model_hangs(host, fake, "我猜八")
     assert [r.text for r in stuck] == [INTERRUPTED]
     result = user_events(fake.requests[-1])[-1]["result"]
     assert result["answer"] == TARGET

@@ -11,13 +11,10 @@ the game module; the no-repeat test plays with the game's own shuffle.
 from __future__ import annotations
 
 import json
-from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import trio
-import trio.testing
 
 from agentcade import effects
 from agentcade.device.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
@@ -25,7 +22,7 @@ from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.protocol import GameReply
 from agentcade.vector import encode_vector
-from tests.fake_openai import FakeOpenAI, Hang, Reply
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.game_helpers import (
     GAMES_DIR,
     Hosts,
@@ -34,6 +31,7 @@ from tests.game_helpers import (
     call,
     calls,
     directives,
+    end_while_the_model_hangs,
     game_module,
     moves,
     screen,
@@ -366,14 +364,7 @@ async def test_chit_chat_judges_nothing_and_keeps_the_riddle(hosts, fake) -> Non
 
 async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_answer(hosts, fake) -> None:
     host = await started(hosts, fake)
-    fake.push(Hang(), Reply("再见。"))
-    stuck: list[GameReply] = []
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(partial(ask, host, "message", "嗯让我想想", into=stuck))
-        with trio.fail_after(5):
-            await fake.wait_requests(2)  # the model is hanging on the message
-            await trio.testing.wait_all_tasks_blocked(cushion=0.01)
-            end = await ask(host, "end", "结束游戏")
+    stuck, end = await end_while_the_model_hangs(host, fake, "嗯让我想想")
     assert [r.text for r in stuck] == [INTERRUPTED]
     result = user_events(fake.requests[-1])[-1]["result"]
     assert result["answer"] == FIRST

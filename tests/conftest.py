@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import trio
@@ -31,3 +32,11 @@ async def hosts(game: object) -> AsyncIterator[object]:
     made = Hosts(game)  # type: ignore[arg-type]
     yield made
     await made.aclose()
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """An environment for running ``agentcade`` offline, in a home of its own."""
+    from tests.processes import offline_env
+
+    return offline_env(tmp_path)

@@ -3,41 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
-
-import pytest
-import trio
 
 from agentcade.commands.serve import serve_game
 from agentcade.game.open import open_local_game
+from tests.processes import run_agentcade
 
 GAMES = Path(__file__).resolve().parents[1] / "games"
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "OPENAI_"))}
-    clean["AGENTCADE_HOME"] = str(tmp_path)
-    return clean
-
-
 async def chat(env: dict[str, str], *args: str, lines: str) -> subprocess.CompletedProcess[bytes]:
-    with trio.fail_after(60):
-        return await trio.run_process(
-            [sys.executable, "-m", "agentcade", "chat", *args],
-            stdin=lines.encode(),
-            capture_stdout=True,
-            capture_stderr=True,
-            env=env,
-            check=False,
-        )
+    return await run_agentcade(env, "chat", *args, lines=lines)
 
 
-async def test_plays_a_scripted_session_from_stdin_and_says_it_is_offline(env) -> None:
-    done = await chat(env, "riddle", lines="是水吗\n给个提示\n/quit\n")
+async def test_plays_a_scripted_session_from_stdin_and_says_it_is_offline(cli_env) -> None:
+    done = await chat(cli_env, "riddle", lines="是水吗\n给个提示\n/quit\n")
     out, err = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 0, err
     assert "使用离线模型" in err
@@ -48,10 +29,10 @@ async def test_plays_a_scripted_session_from_stdin_and_says_it_is_offline(env) -
     assert "—— 这一局结束了" in out
 
 
-async def test_end_closes_the_round_and_the_next_line_starts_a_new_one(env, tmp_path) -> None:
+async def test_end_closes_the_round_and_the_next_line_starts_a_new_one(cli_env, tmp_path) -> None:
     trace = tmp_path / "trace.jsonl"
     done = await chat(
-        env, "guess_number", "--start", "来猜数字", "--trace-file", str(trace), lines="/end\n再来\n/quit\n"
+        cli_env, "guess_number", "--start", "来猜数字", "--trace-file", str(trace), lines="/end\n再来\n/quit\n"
     )
     assert done.returncode == 0, done.stderr.decode()
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
@@ -62,8 +43,8 @@ async def test_end_closes_the_round_and_the_next_line_starts_a_new_one(env, tmp_
     assert first_user == {"event": "start", "user_text": "来猜数字", "result": starts[0]["result"]}
 
 
-async def test_trace_prints_the_prompt_once_then_state_and_tool_calls(env) -> None:
-    done = await chat(env, "riddle", "--trace", lines="是水吗\n给个提示\n/quit\n")
+async def test_trace_prints_the_prompt_once_then_state_and_tool_calls(cli_env) -> None:
+    done = await chat(cli_env, "riddle", "--trace", lines="是水吗\n给个提示\n/quit\n")
     err = done.stderr.decode()
     assert err.count("[trace] 系统提示词：") == 1
     assert "[trace] 状态：" in err
@@ -71,9 +52,9 @@ async def test_trace_prints_the_prompt_once_then_state_and_tool_calls(env) -> No
     assert "[trace] → 模型 user:" in err
 
 
-async def test_trace_file_has_one_json_record_per_event(env, tmp_path) -> None:
+async def test_trace_file_has_one_json_record_per_event(cli_env, tmp_path) -> None:
     trace = tmp_path / "t.jsonl"
-    done = await chat(env, "riddle", "--trace-file", str(trace), lines="是水吗\n/quit\n")
+    done = await chat(cli_env, "riddle", "--trace-file", str(trace), lines="是水吗\n/quit\n")
     assert done.returncode == 0
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     kinds = {r["type"] for r in records}
@@ -81,19 +62,19 @@ async def test_trace_file_has_one_json_record_per_event(env, tmp_path) -> None:
     assert all("ts" in r for r in records)
 
 
-async def test_a_folder_that_is_not_a_game_is_a_clear_error(env, tmp_path) -> None:
-    done = await chat(env, str(tmp_path), lines="")
+async def test_a_folder_that_is_not_a_game_is_a_clear_error(cli_env, tmp_path) -> None:
+    done = await chat(cli_env, str(tmp_path), lines="")
     assert done.returncode == 1
     assert "SKILL.md: missing" in done.stderr.decode()
 
 
-async def test_chat_plays_a_remote_game_by_url(env, nursery, monkeypatch, tmp_path) -> None:
+async def test_chat_plays_a_remote_game_by_url(cli_env, nursery, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path))
     async with open_local_game(str(GAMES / "riddle")) as local:
         port, _ = await nursery.start(
             lambda task_status: serve_game(local, port=0, host="127.0.0.1", url=None, task_status=task_status)
         )
-        done = await chat(env, f"http://127.0.0.1:{port}", lines="是水吗\n/quit\n")
+        done = await chat(cli_env, f"http://127.0.0.1:{port}", lines="是水吗\n/quit\n")
         out = done.stdout.decode()
         assert done.returncode == 0, done.stderr.decode()
         assert out.startswith("—— 猜谜语（riddle）")
@@ -102,7 +83,7 @@ async def test_chat_plays_a_remote_game_by_url(env, nursery, monkeypatch, tmp_pa
         nursery.cancel_scope.cancel()
 
 
-async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(env, nursery, tmp_path) -> None:
+async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(cli_env, nursery, tmp_path) -> None:
     from tests.fake_openai import Reply, serve_fake_openai
 
     fake = await nursery.start(serve_fake_openai)
@@ -112,9 +93,9 @@ async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(e
         Reply("不对哦，再想想。"),
         Reply("好的，下次见。"),
     )
-    env.update(LLM_BASE_URL=fake.url, LLM_API_KEY="sk-very-secret-key", LLM_MODEL="fake-model")
+    cli_env.update(LLM_BASE_URL=fake.url, LLM_API_KEY="sk-very-secret-key", LLM_MODEL="fake-model")
     trace = tmp_path / "trace.jsonl"
-    done = await chat(env, "riddle", "--trace", "--trace-file", str(trace), lines="是水吗\n/quit\n")
+    done = await chat(cli_env, "riddle", "--trace", "--trace-file", str(trace), lines="是水吗\n/quit\n")
     out, err = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 0, err
     assert "使用离线模型" not in err

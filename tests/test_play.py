@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 
-import pytest
-import trio
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "OPENAI_"))}
-    clean["AGENTCADE_HOME"] = str(tmp_path)
-    return clean
+from tests.processes import run_agentcade
 
 
 async def play(env: dict[str, str], *args: str, lines: str) -> subprocess.CompletedProcess[bytes]:
-    with trio.fail_after(90):
-        return await trio.run_process(
-            [sys.executable, "-m", "agentcade", "play", *args],
-            stdin=lines.encode(),
-            capture_stdout=True,
-            capture_stderr=True,
-            env=env,
-            check=False,
-        )
+    return await run_agentcade(env, "play", *args, lines=lines, limit=90)
 
 
-async def test_a_scenario_file_plays_through_and_the_game_ends_at_end_of_input(env) -> None:
-    done = await play(env, lines="有什么游戏\n玩猜谜语\n是水吗\n")
+async def test_a_scenario_file_plays_through_and_the_game_ends_at_end_of_input(cli_env) -> None:
+    done = await play(cli_env, lines="有什么游戏\n玩猜谜语\n是水吗\n")
     out = done.stdout.decode()
     assert done.returncode == 0, done.stderr.decode()
     speech = [line for line in out.splitlines() if line.startswith("小懒：")]
@@ -41,8 +22,8 @@ async def test_a_scenario_file_plays_through_and_the_game_ends_at_end_of_input(e
     assert out.rstrip().endswith("  [机器人] motion.move_to(pan_deg=90, tilt_deg=115, duration_ms=600)")
 
 
-async def test_screen_shows_the_simulated_robots_drawing(env) -> None:
-    done = await play(env, "--robot", "sim", lines="玩你画我猜\n/wait\n/screen\n/quit\n")
+async def test_screen_shows_the_simulated_robots_drawing(cli_env) -> None:
+    done = await play(cli_env, "--robot", "sim", lines="玩你画我猜\n/wait\n/screen\n/quit\n")
     out = done.stdout.decode()
     assert done.returncode == 0, done.stderr.decode()
     assert "screen: expression preset=standby accessory=custom_vector" in out
@@ -50,6 +31,6 @@ async def test_screen_shows_the_simulated_robots_drawing(env) -> None:
     assert out.count("#") > 20  # the drawing itself
 
 
-async def test_screen_without_the_simulated_robot_says_why(env) -> None:
-    done = await play(env, lines="/screen\n")
+async def test_screen_without_the_simulated_robot_says_why(cli_env) -> None:
+    done = await play(cli_env, lines="/screen\n")
     assert "只在 --robot sim 时可用" in done.stdout.decode()

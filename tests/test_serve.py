@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -15,6 +14,7 @@ import trio
 from agentcade.a2a.client import A2AClient
 from agentcade.commands.serve import public_url
 from agentcade.protocol import GameInput
+from tests.processes import offline_env
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
 
@@ -32,8 +32,7 @@ def test_public_url_prefers_the_flag_then_public_url_then_space_host() -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 async def test_shutdown_ends_every_session_and_exits_cleanly(tmp_path: Path, sig: int) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "PUBLIC_URL", "SPACE_HOST"))}
-    env["AGENTCADE_HOME"] = str(tmp_path)
+    env = offline_env(tmp_path, "PUBLIC_URL", "SPACE_HOST")
     proc = await trio.lowlevel.open_process(
         [sys.executable, "-m", "agentcade", "serve", str(PROBE), "--port", "0", "--host", "127.0.0.1"],
         stdout=subprocess.PIPE,

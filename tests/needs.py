@@ -1,0 +1,44 @@
+"""Tests that need a program or module the machine may lack (a Debian package, a browser).
+
+On a developer's machine without it such a test is skipped, with a reason that names the
+package to install. In CI nothing may silently stop being tested: ``.ci/run`` installs the
+packages and sets ``AGENTCADE_TESTS_REQUIRE_ALL=1``, which turns every such skip into a
+failure. One home for this rule: use ``need_program`` / ``need_module``, never a bare
+``pytest.skip`` for a missing dependency.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+from types import ModuleType
+
+import pytest
+
+REQUIRE_ALL = "AGENTCADE_TESTS_REQUIRE_ALL"
+
+
+def _missing(what: str, install: str) -> None:
+    reason = f"needs {what} (install: {install})"
+    if os.environ.get(REQUIRE_ALL, "") not in ("", "0"):
+        pytest.fail(f"{reason}; {REQUIRE_ALL} is set, so this may not be skipped", pytrace=False)
+    pytest.skip(reason)
+
+
+def need_program(program: str, *, package: str) -> str:
+    """The path of ``program``; skip (or fail in CI) naming the Debian ``package``."""
+    path = shutil.which(program)
+    if path is None:
+        _missing(f"the program {program!r}", f"apt-get install {package}")
+        raise AssertionError("unreachable")  # pragma: no cover
+    return path
+
+
+def need_module(module: str, *, install: str) -> ModuleType:
+    """Import ``module``; skip (or fail in CI) saying how to ``install`` it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        _missing(f"the Python module {module!r}", install)
+        raise AssertionError("unreachable") from None  # pragma: no cover

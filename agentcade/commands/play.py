@@ -23,6 +23,7 @@ from pathlib import Path
 
 import trio
 
+from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
 from agentcade.device.robots import Robot, open_robot
@@ -32,6 +33,7 @@ from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry, open_registry
 from agentcade.settings import AgentSettings, SettingsError, load_game_settings
 from agentcade.trace import NULL_TRACE, Trace
+from agentcade.web import Pages
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,6 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="console (default), sim (simulated robot), or the robot Daemon's ws:// URL",
     )
     add_trace_options(p, "the trace")
+    add_pages_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,26 +120,54 @@ async def _play(args: argparse.Namespace, trace: Trace) -> None:
     async with open_robot(args.robot, trace=trace) as robot, open_pipeline(
         robot, games=args.game, trace=trace
     ) as (agent, registry):
-        names = "、".join(g.name for g in registry.games) or "（没有）"
-        print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
-        lines = LineReader()
-        while True:
-            line = await lines.read()
-            if line is None:  # end of input: let pending replies play, then end the game
-                await agent.wait_idle()
-                return
-            line = line.strip()
-            if not line:
-                continue
-            if line == "/quit":
-                return
-            if line == "/wait":
-                await agent.wait_idle()
-                continue
-            if line == "/screen":
-                print(_screen(robot), flush=True)
-                continue
-            await agent.on_user(line)
+
+        async def settings_saved(keys: frozenset[str]) -> None:
+            # The main agent's model follows the settings page too (the games read theirs
+            # at every new session).
+            if any(key.startswith("LLM_") for key in keys):
+                old = agent.model
+                agent.model, offline = main_model(registry, trace)
+                if offline:
+                    print(offline_notice(), file=sys.stderr, flush=True)
+                close = getattr(old, "aclose", None)
+                if close is not None:
+                    await close()
+
+        async with pages_from_args(args, registry, trace, on_saved=settings_saved) as pages:
+            try:
+                await _play_lines(agent, registry, robot, pages)
+            finally:
+                close = getattr(agent.model, "aclose", None)
+                if close is not None:
+                    with trio.CancelScope(shield=True):
+                        await close()
+
+
+async def _play_lines(agent: MainAgent, registry: GameRegistry, robot: Robot, pages: Pages | None) -> None:
+    if pages is not None:
+        print(f"—— 设置、安装游戏和实时面板：{pages.url}", flush=True)
+        if registry.failed:
+            print(f"—— 有游戏还缺设置，打开 {pages.settings_url} 填好就能玩，不用重启。", flush=True)
+    names = "、".join(g.name for g in registry.games) or "（没有）"
+    print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
+    lines = LineReader()
+    while True:
+        line = await lines.read()
+        if line is None:  # end of input: let pending replies play, then end the game
+            await agent.wait_idle()
+            return
+        line = line.strip()
+        if not line:
+            continue
+        if line == "/quit":
+            return
+        if line == "/wait":
+            await agent.wait_idle()
+            continue
+        if line == "/screen":
+            print(_screen(robot), flush=True)
+            continue
+        await agent.on_user(line)
 
 
 def _screen(robot: Robot) -> str:

@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Callable, Collection, Coroutine
 from typing import Any, Protocol
 
-from agentcade.device.allowlist import ALLOWED_CALLS
+from agentcade.allowlist import ALLOWED_CALLS
 from agentcade.device.validate import (
     DirectiveError,
     allowed_in_domain,

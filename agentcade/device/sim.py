@@ -50,7 +50,7 @@ from typing import Any, TextIO
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
 
-from agentcade.device.allowlist import (
+from agentcade.allowlist import (
     FRONT_PAN,
     FRONT_TILT,
     KNOWN_CAPABILITIES,

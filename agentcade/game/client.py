@@ -6,7 +6,7 @@ they come, the last one final. They cannot tell the transports apart:
 * ``InProcessGameClient`` runs a ``GameHost`` in this process (no sockets); the request
   runs in a task of the caller's nursery scope and leaving the ``stream`` block early
   cancels it — exactly what a client disconnect does to a remote game.
-* ``RemoteGameClient`` (``agentcade.a2a.remote``) speaks A2A over HTTP.
+* ``RemoteGameClient`` (``agentcade.wiring.remote``) speaks A2A over HTTP.
 """
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import trio
 
 from agentcade.game.host import GameHost
 from agentcade.protocol import GameInput, GameReply
 from agentcade.skill import Skill
-
-if TYPE_CHECKING:
-    from agentcade.a2a.card import CardInfo
 
 __all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream"]
 
@@ -56,20 +53,6 @@ class GameInfo:
             aliases=tuple(skill.aliases),
             capabilities=tuple(skill.required_capabilities),
             version=skill.version,
-            location=location,
-        )
-
-    @classmethod
-    def from_card(cls, card: CardInfo, location: str) -> GameInfo:
-        """The info of a remote game, from its agent card."""
-        return cls(
-            id=card.game_id,
-            name=card.name,
-            description=card.description,
-            summary=card.summary,
-            aliases=tuple(card.aliases),
-            capabilities=tuple(card.capabilities),
-            version=card.version,
             location=location,
         )
 

@@ -63,17 +63,29 @@ class CardError(ValueError):
 
 
 class SkillLike(Protocol):
-    """The fields of ``agentcade.skill.Skill`` the card needs (duck-typed)."""
+    """The fields of ``agentcade.skill.Skill`` the card needs (duck-typed).
 
-    id: str
-    name: str
-    description: str
-    summary: str
-    aliases: tuple[str, ...]
-    required_capabilities: tuple[str, ...]
-    version: str
-    author: str | None
-    homepage: str | None
+    Read-only properties, so a frozen dataclass such as ``Skill`` satisfies it.
+    """
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+    @property
+    def required_capabilities(self) -> tuple[str, ...]: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def author(self) -> str | None: ...
+    @property
+    def homepage(self) -> str | None: ...
 
 
 def build_card(

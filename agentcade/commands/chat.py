@@ -122,7 +122,7 @@ class LineReader:
         """The next line, or None at end of input."""
         if self._tty:
             print("你：", end="", flush=True)
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
         if not line:
             return None
         if not self._tty:

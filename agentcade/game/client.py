@@ -12,8 +12,8 @@ they come, the last one final. They cannot tell the transports apart:
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -63,15 +63,16 @@ class GameClient(Protocol):
     info: GameInfo
     protocol: str
 
-    def stream(self, context_id: str, game_input: GameInput) -> AsyncIteratorContext: ...
+    def stream(
+        self, context_id: str, game_input: GameInput
+    ) -> AbstractAsyncContextManager[ReplyStream]:
+        """Send one request; the block yields ``(reply, is_final)`` pairs, the last final.
+
+        Leaving the block early cancels the request.
+        """
+        ...
 
     async def aclose(self) -> None: ...
-
-
-class AsyncIteratorContext(Protocol):
-    async def __aenter__(self) -> ReplyStream: ...
-
-    async def __aexit__(self, *exc: object) -> bool | None: ...
 
 
 class InProcessGameClient:
@@ -103,7 +104,9 @@ class InProcessGameClient:
         await self.host.aclose()
 
 
-def _sender(send: trio.MemorySendChannel[tuple[GameReply, bool]]):  # type: ignore[no-untyped-def]
+def _sender(
+    send: trio.MemorySendChannel[tuple[GameReply, bool]],
+) -> Callable[[GameReply, bool], Awaitable[None]]:
     async def emit(reply: GameReply, is_final: bool) -> None:
         await send.send((reply, is_final))
 

@@ -170,8 +170,9 @@ def _status_detail(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, Mapping):
         error = body.get("error", body)
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return error["message"]
+        message = error.get("message") if isinstance(error, Mapping) else None
+        if isinstance(message, str):
+            return message
         return json.dumps(body, ensure_ascii=False)
     return str(body) if body is not None else exc.message
 

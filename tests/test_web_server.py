@@ -13,11 +13,11 @@ import trio
 from trio_websocket import HandshakeError, open_websocket_url
 
 from agentcade.a2a.server import serve_a2a
-from agentcade.main.registry import open_registry
 from agentcade.settings import read_dotenv
 from agentcade.trace import Trace, request_scope
 from agentcade.web import Pages, serve_pages
 from agentcade.web.security import check_origin, check_request
+from agentcade.wiring.registry import open_registry
 from tests.fake_openai import FakeOpenAI, Reply
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
@@ -169,7 +169,7 @@ async def test_the_model_test_says_when_no_model_is_configured(pages: tuple[Page
 
 async def test_install_then_uninstall_a_remote_game(pages: tuple[Pages, Trace], nursery: trio.Nursery) -> None:
     from agentcade.a2a.card import build_card
-    from agentcade.game.open import open_local_game
+    from agentcade.wiring.games import open_local_game
 
     running, _ = pages
     registry = running.app.registry
@@ -237,8 +237,8 @@ async def test_a_live_socket_from_another_origin_is_refused(pages: tuple[Pages, 
 async def test_a_game_reads_saved_settings_at_its_next_session_without_a_restart(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentcade.game.open import open_local_game
-    from agentcade.settings import write_dotenv, user_config_dir
+    from agentcade.settings import user_config_dir, write_dotenv
+    from agentcade.wiring.games import open_local_game
 
     monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path / "home"))
     async with open_local_game(str(PROBE)) as local:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
+from agentcade.main.agent import MainAgent
 from agentcade.main.registry import GameRegistry
 from agentcade.trace import Trace
 from agentcade.web import DEFAULT_PORT, Pages, PagesError, serve_pages
+from agentcade.wiring.pipeline import follow_model_settings
 
 
 def _port(text: str) -> int:
@@ -44,21 +46,26 @@ def add_pages_options(p: argparse.ArgumentParser) -> None:
 
 @asynccontextmanager
 async def pages_from_args(
-    args: argparse.Namespace,
-    registry: GameRegistry,
-    trace: Trace,
-    *,
-    on_saved: Callable[[frozenset[str]], Awaitable[None]] | None = None,
+    args: argparse.Namespace, agent: MainAgent, registry: GameRegistry, trace: Trace
 ) -> AsyncIterator[Pages | None]:
-    """The running pages, or None (turned off, or the port is taken: one line says so)."""
+    """The running pages, or None (turned off, or the port is taken: one line says so).
+
+    Says where they are, and points to the settings page when a game could not open.
+    """
     async with AsyncExitStack() as stack:
         pages: Pages | None = None
         if not args.no_pages:
             try:
                 pages = await stack.enter_async_context(serve_pages(
                     registry=registry, trace=trace, port=args.pages_port,
-                    catalog_url=args.catalog_url, on_saved=on_saved,
+                    catalog_url=args.catalog_url,
+                    on_saved=follow_model_settings(agent, registry, trace),
                 ))
             except PagesError as exc:
                 print(f"agentcade: {exc}", file=sys.stderr, flush=True)
+        if pages is not None:
+            print(f"—— 设置、安装游戏和实时面板：{pages.url}", flush=True)
+            if registry.failed:
+                print(f"—— 有游戏还缺设置或打不开，打开 {pages.settings_url} 看看，填好就能玩，不用重启。",
+                      flush=True)
         yield pages

@@ -8,86 +8,30 @@ Three sources, in this order (a later one replaces an earlier one with the same 
    (``{"remote": ["https://..."]}``), reached over A2A;
 3. ``--game <dir|url>`` — a game in development.
 
-Games come and go while the program runs (the settings page installs and uninstalls
-remote games, and retries a built-in game once its missing settings are filled in):
-``open`` starts a game in a task of the registry's own nursery — so its host lives in a
-nursery owned by one task, as trio requires — and ``close`` ends that task. ``failed``
-keeps the games that could not be opened, by target, so they can be retried.
-
 ``find`` recognises a game by id, name or alias, also when speech recognition got a
 character or two wrong (pinyin-tolerant matching from ``agentcade.judge``).
+
+Games come and go while the program runs (the settings page installs and uninstalls
+remote games, and retries a game once its missing settings are filled in): ``open``
+starts a game in a task of the registry's own nursery — so its host lives in a nursery
+owned by one task, as trio requires — and ``close`` ends that task. ``failed`` keeps the
+games that could not be opened, by target, so they can be retried. How a target is
+opened is the wiring layer's (``agentcade.wiring.registry`` hands ``start`` its opener).
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import os
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
-from pathlib import Path
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 
 import trio
 
 from agentcade.game.client import GameClient, GameInfo
-from agentcade.game.loader import builtin_games_dir
-from agentcade.game.open import is_url, open_game
 from agentcade.judge import is_match, normalize
-from agentcade.settings import user_config_dir
-from agentcade.trace import NULL_TRACE, Trace
 
-__all__ = [
-    "GameRegistry",
-    "forget_remote_game",
-    "installed_remote_games",
-    "open_registry",
-    "remember_remote_game",
-]
+Opener = Callable[[str], AbstractAsyncContextManager[GameClient]]
 
-log = logging.getLogger(__name__)
-
-
-def installed_remote_games(config_dir: Path | None = None) -> list[str]:
-    """URLs of the remote games the user installed (``games.json`` in the config dir)."""
-    path = (config_dir or user_config_dir()) / "games.json"
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        log.warning("%s: unreadable (%s); no remote games loaded", path, exc)
-        return []
-    urls = data.get("remote", []) if isinstance(data, dict) else []
-    return [u for u in urls if isinstance(u, str) and is_url(u)]
-
-
-def _write_games_json(config_dir: Path | None, change: Callable[[list[str]], list[str]]) -> None:
-    """Rewrite ``games.json`` with ``change(urls)``, keeping its other keys; atomically."""
-    path = (config_dir or user_config_dir()) / "games.json"
-    data: dict[str, object] = {}
-    if path.is_file():
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            loaded = {}  # unreadable: rewritten from what we know (reading it gave no games)
-        if isinstance(loaded, dict):
-            data = loaded
-    urls = [u for u in data.get("remote", []) or [] if isinstance(u, str)]  # type: ignore[union-attr]
-    data["remote"] = change(urls)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def remember_remote_game(url: str, config_dir: Path | None = None) -> None:
-    """Add ``url`` to ``games.json`` (the next start opens it too); no duplicates."""
-    _write_games_json(config_dir, lambda urls: urls if url in urls else [*urls, url])
-
-
-def forget_remote_game(url: str, config_dir: Path | None = None) -> None:
-    """Remove ``url`` from ``games.json``."""
-    _write_games_json(config_dir, lambda urls: [u for u in urls if u != url])
+__all__ = ["GameRegistry"]
 
 
 class GameRegistry:
@@ -100,18 +44,23 @@ class GameRegistry:
         self.failed: dict[str, str] = {}
         """Targets (folder or URL) that could not be opened -> why; ``retry`` tries again."""
         self._nursery: trio.Nursery | None = None
-        self._trace: Trace = NULL_TRACE
+        self._opener: Opener | None = None
         self._scopes: dict[str, trio.CancelScope] = {}
 
     def add(self, client: GameClient) -> None:
         """Register (or replace) a game."""
         self._clients[client.info.id] = client
 
+    def start(self, nursery: trio.Nursery, opener: Opener) -> None:
+        """Let ``open`` work: games opened later live in ``nursery``, opened by ``opener``."""
+        self._nursery = nursery
+        self._opener = opener
+
     async def open(self, target: str) -> GameInfo:
         """Open a game while the program runs and offer it at once (replacing its id).
 
         Raises:
-            RuntimeError: the registry is not running (not from ``open_registry``).
+            RuntimeError: the registry was not started (``start``).
             Exception: whatever opening the game raised (``GameRemoteError``,
                 ``GameLoadError``, ``SettingsError``); nothing is changed then.
         """
@@ -122,8 +71,9 @@ class GameRegistry:
         return client.info
 
     async def _keep(self, target: str, *, task_status: trio.TaskStatus[GameClient]) -> None:
+        assert self._opener is not None
         with trio.CancelScope() as scope:
-            async with open_game(target, trace=self._trace) as client:
+            async with self._opener(target) as client:
                 game_id = client.info.id
                 old = self._scopes.pop(game_id, None)
                 self._scopes[game_id] = scope
@@ -146,15 +96,6 @@ class GameRegistry:
         if scope is not None:
             scope.cancel()
         return found
-
-    async def retry(self) -> list[str]:
-        """Try the games that failed to open again; returns the targets still failing."""
-        for target in list(self.failed):
-            try:
-                await self.open(target)
-            except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
-                self.failed[target] = str(exc)
-        return list(self.failed)
 
     @property
     def games(self) -> list[GameInfo]:
@@ -203,41 +144,3 @@ def _contains_heard(said: str, info: GameInfo) -> bool:
             if is_match(said[i : i + n], name):
                 return True
     return False
-
-
-@asynccontextmanager
-async def open_registry(
-    *,
-    extra: Sequence[str] = (),
-    remote: Sequence[str] | None = None,
-    builtin_dir: Path | None = None,
-    trace: Trace = NULL_TRACE,
-) -> AsyncIterator[GameRegistry]:
-    """Open every built-in game, the installed remote games and ``extra`` (``--game``).
-
-    A game that fails to open is left out and named in ``registry.problems`` so one
-    broken game never keeps the robot from playing the others.
-    """
-    registry = GameRegistry()
-    registry._trace = trace
-    root = builtin_dir or builtin_games_dir()
-    targets = [str(p) for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()]
-    targets += list(installed_remote_games() if remote is None else remote)
-    targets += list(extra)
-    async with AsyncExitStack() as stack:
-        for target in targets:
-            try:
-                client = await stack.enter_async_context(open_game(target, trace=trace))
-            except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
-                registry.problems.append(f"{target}: {exc}")
-                registry.failed[target] = str(exc)
-                log.warning("game %s not available: %s", target, exc)
-                continue
-            registry.add(client)
-        async with trio.open_nursery() as nursery:
-            registry._nursery = nursery
-            try:
-                yield registry
-            finally:
-                registry._nursery = None
-                nursery.cancel_scope.cancel()

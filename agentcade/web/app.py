@@ -33,7 +33,7 @@ from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.catalog import Catalog, CatalogEntry, load_catalog
 from agentcade.game.loader import GameLoadError, builtin_games_dir, load_game
 from agentcade.llm import ModelError, make_model
-from agentcade.main.registry import GameRegistry, forget_remote_game, remember_remote_game
+from agentcade.main.registry import GameRegistry
 from agentcade.settings import (
     LLM_KEYS,
     LLM_SPECS,
@@ -54,6 +54,11 @@ from agentcade.web.pages import (
     games_page,
     live_page,
     settings_page,
+)
+from agentcade.wiring.registry import (
+    forget_remote_game,
+    installed_remote_games,
+    remember_remote_game,
 )
 
 __all__ = ["STATIC_DIR", "PagesApp", "Response"]
@@ -381,8 +386,6 @@ class PagesApp:
         return [f"{target}：{why}" for target, why in self.registry.failed.items()]
 
     def _remote_urls(self) -> list[str]:
-        from agentcade.main.registry import installed_remote_games
-
         return installed_remote_games(self.config_dir)
 
     async def catalog(self) -> dict[str, Any]:

@@ -297,13 +297,13 @@ def check_submission(
             errors[key] = "必填的密钥不能清除"
     if not errors:
         merged = dict(current)
-        for key, value in updates.items():
-            if value is None:
+        for key, update in updates.items():
+            if update is None:
                 merged.pop(key, None)
                 if (f := sec.get(key)) is not None and f.default:
                     merged[key] = f.default
             else:
-                merged[key] = value
+                merged[key] = update
         errors = _model_errors(sec, merged, {k for k, v in updates.items() if v is not None})
     if errors:
         return Submission(updates={}, errors=errors)

@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentcade.errors import ProtocolError
+
 __all__ = [
     "CURRENT",
     "MAX_TEXT",
@@ -63,10 +65,6 @@ CURRENT = ProtocolVersion("agentcade/1")
 PREVIOUS = ProtocolVersion("desktop-game/5", sunset=dt.date(2027, 3, 31))
 SUPPORTED_VERSIONS: tuple[ProtocolVersion, ...] = (CURRENT, PREVIOUS)
 """Every version we speak, newest first."""
-
-
-class ProtocolError(ValueError):
-    """A message that breaks the protocol; the text says what and how to fix it."""
 
 
 def _version_key(name: str) -> tuple[int, str]:

@@ -28,7 +28,6 @@ import difflib
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -38,6 +37,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from agentcade.allowlist import KNOWN_CAPABILITIES
+from agentcade.errors import SkillError
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -125,20 +125,6 @@ class SkillProblem:
     def format(self, source: str = "SKILL.md") -> str:
         """The one-line form used by ``SkillError`` and ``check``: file, field, message, fix."""
         return f"{source}: {self.field}: {self.message} — {self.fix}"
-
-
-class SkillError(ValueError):
-    """A SKILL.md with at least one ``fail`` problem.
-
-    ``problems`` holds every problem found (warnings too), so a caller can show them all;
-    ``str()`` lists the failures, one per line.
-    """
-
-    def __init__(self, problems: Iterable[SkillProblem], source: str = "SKILL.md") -> None:
-        self.problems: list[SkillProblem] = list(problems)
-        self.source = source
-        fails = [p for p in self.problems if p.level == "fail"] or self.problems
-        super().__init__("\n".join(p.format(source) for p in fails))
 
 
 @dataclass(frozen=True)

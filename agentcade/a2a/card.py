@@ -37,6 +37,7 @@ from a2a.types.a2a_pb2 import (
     AgentSkill,
 )
 
+from agentcade.errors import CardError
 from agentcade.protocol import SUPPORTED_VERSIONS, ProtocolVersion
 
 __all__ = [
@@ -56,10 +57,6 @@ DEFAULT_MODES = ("application/json", "text/plain")
 
 _PROTOCOL_TAG = re.compile(r"^[a-z][a-z0-9._-]*/[0-9]+$")
 """A protocol version tag, "name/N" (``agentcade/1``, ``desktop-game/5``)."""
-
-
-class CardError(ValueError):
-    """An agent card we cannot play; the text says what is wrong and how to fix it."""
 
 
 class SkillLike(Protocol):

@@ -28,7 +28,7 @@ import difflib
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -44,10 +44,12 @@ __all__ = [
     "KNOWN_FIELDS",
     "MAX_SUMMARY",
     "RULES",
+    "Declaration",
     "Skill",
     "SkillError",
     "SkillProblem",
     "check_skill",
+    "is_semver",
 ]
 
 Level = Literal["fail", "warn"]
@@ -112,6 +114,12 @@ _TOOL_REF_RE = re.compile(r"调用[ \t\u3000]*`?([A-Za-z_][A-Za-z0-9_]*)")
 _DELIMITER = "---"
 
 
+def is_semver(version: str) -> bool:
+    """Whether ``version`` is a semantic version ("1.2.0"): the one rule for SKILL.md,
+    cards and the catalog."""
+    return _SEMVER_RE.fullmatch(version) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class SkillProblem:
     """One broken or doubtful thing in a SKILL.md, with what to write instead."""
@@ -128,11 +136,11 @@ class SkillProblem:
 
 
 @dataclass(frozen=True)
-class Skill:
-    """A game's declaration plus its host prompt, as read from SKILL.md.
+class Declaration:
+    """What a game says about itself: the one record of it.
 
-    Build one with ``Skill.load`` (a file) or ``Skill.parse`` (text); both validate. The
-    constructor does not, so other sources (an agent card) can build one directly.
+    ``Skill`` (from SKILL.md), ``CardInfo`` (from an agent card) and ``GameInfo`` (what
+    the main agent knows of a game) are each a ``Declaration`` plus what their source adds.
     """
 
     id: str
@@ -144,6 +152,20 @@ class Skill:
     version: str = DEFAULT_VERSION
     author: str | None = None
     homepage: str | None = None
+
+    def declared(self) -> dict[str, Any]:
+        """The declaration's fields alone, e.g. to build another record from them."""
+        return {f.name: getattr(self, f.name) for f in fields(Declaration)}
+
+
+@dataclass(frozen=True)
+class Skill(Declaration):
+    """A game's declaration plus its host prompt, as read from SKILL.md.
+
+    Build one with ``Skill.load`` (a file) or ``Skill.parse`` (text); both validate. The
+    constructor does not, so other sources (an agent card) can build one directly.
+    """
+
     body: str = ""
     """The markdown after the frontmatter, verbatim: the host prompt."""
     source: str = "SKILL.md"
@@ -515,7 +537,7 @@ class _Checker:
             )
             return DEFAULT_VERSION
         version = value.strip()
-        if not _SEMVER_RE.fullmatch(version):
+        if not is_semver(version):
             self.add(
                 "SKILL-VERSION-SEMVER",
                 "version",

@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...], frozenset[str]]] = [
             "agentcade",
             "agentcade.errors",
             "agentcade.protocol",
+            "agentcade.speech",
             "agentcade.allowlist",
             "agentcade.vector",
             "agentcade.judge",

@@ -43,8 +43,8 @@ from agentcade.protocol import GameInput, GameReply, ProtocolError, negotiate
 __all__ = [
     "REPLY_TIMEOUT",
     "A2AClient",
+    "A2AReplyStream",
     "GameRemoteError",
-    "ReplyStream",
     "negotiate_protocol",
 ]
 
@@ -165,7 +165,7 @@ def _rpc_payload(text: str) -> object:
     return payload["result"]
 
 
-class ReplyStream:
+class A2AReplyStream:
     """``async for reply, final in replies``: the game's replies to one request.
 
     Ends after the final reply. Raises ``GameRemoteError`` as described in the module.
@@ -186,7 +186,7 @@ class ReplyStream:
         if first:
             self._feed(first)
 
-    def __aiter__(self) -> ReplyStream:
+    def __aiter__(self) -> A2AReplyStream:
         return self
 
     def _feed(self, data: bytes) -> None:
@@ -370,7 +370,7 @@ class A2AClient:
         game_input: GameInput,
         *,
         protocol: str | None = None,
-    ) -> AsyncIterator[ReplyStream]:
+    ) -> AsyncIterator[A2AReplyStream]:
         """POST ``SendStreamingMessage`` with ``game_input``; iterate the replies.
 
         Args:
@@ -416,7 +416,7 @@ class A2AClient:
             for key, value in response.headers:
                 if key == b"content-type":
                     ctype = value.lower()
-            yield ReplyStream(
+            yield A2AReplyStream(
                 conn,
                 sse=ctype.startswith(b"text/event-stream"),
                 reply_timeout=self.reply_timeout,

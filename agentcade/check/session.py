@@ -2,7 +2,7 @@
 
 The card, then ``start``, one ``message``, ``end`` — plus a ``message`` to a context that
 does not exist. Replies are read with ``A2AClient``; the raw JSON-RPC results it keeps
-(``ReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
+(``A2AReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
 """
 
 from __future__ import annotations

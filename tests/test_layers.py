@@ -257,3 +257,37 @@ def test_the_public_game_api_in_the_guide_is_the_one_enforced() -> None:
             frozenset(n.strip() for n in names.split(",")) if names.strip() else None
         )
     assert documented == PUBLIC_GAME_API
+
+
+# I/O libraries the pure core must not import (the core is data and rules; I/O is above it).
+IO_LIBRARIES = frozenset({"trio", "h11", "openai", "watcherobot", "a2a", "httpx", "trio_websocket"})
+
+
+def core_io_imports(root: Path) -> list[str]:
+    """Every import of an I/O library by a module of the core layer."""
+    problems = []
+    for path in sorted((root / "agentcade").rglob("*.py")):
+        if layer_of(module_name(path, root)) != "core":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            problems += [
+                f"{path.relative_to(root)}:{node.lineno}: imports {name}"
+                for name in names
+                if name.split(".")[0] in IO_LIBRARIES
+            ]
+    return problems
+
+
+def test_the_pure_core_imports_no_io_library() -> None:
+    assert core_io_imports(ROOT) == []
+
+
+def test_a_planted_trio_import_in_the_core_fails(tree_copy: Path) -> None:
+    judge = tree_copy / "agentcade" / "judge.py"
+    judge.write_text(judge.read_text(encoding="utf-8") + "\n\ndef f() -> None:\n    import trio\n", encoding="utf-8")
+    assert [p.split(": ", 1)[1] for p in core_io_imports(tree_copy)] == ["imports trio"]

@@ -55,6 +55,8 @@ from typing import Any, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from agentcade.errors import SettingsError
+
 __all__ = [
     "LLM_KEYS",
     "LLM_SPECS",
@@ -88,10 +90,6 @@ SETTINGS_YAML_HEADER = """\
 
 _KEY_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _DOTENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-
-
-class SettingsError(Exception):
-    """Settings are missing or invalid. The message names the file or key and the fix."""
 
 
 # --------------------------------------------------------------------------- specs

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import trio
 
-from agentcade.game.client import GameClient, GameInfo, InProcessGameClient
+from agentcade.game.client import GameClient, GameInfo, InProcessGameClient, is_url
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame, load_game, resolve_game
 from agentcade.llm import make_model
@@ -21,11 +21,6 @@ from agentcade.settings import AgentSettings, SettingsError
 from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = ["LocalGame", "is_url", "open_game", "open_local_game"]
-
-
-def is_url(target: str) -> bool:
-    """Whether a game argument names a remote game."""
-    return target.startswith(("http://", "https://"))
 
 
 @dataclass
@@ -54,7 +49,7 @@ async def open_local_game(
         trace.add_secret(settings.llm.api_key.get_secret_value())
     fresh = _FreshSettings(game, settings, trace)
     host = GameHost(lambda: game.new_agent(fresh()), max_sessions=max_sessions, trace=trace)
-    info = GameInfo.from_skill(game.skill, str(game.path))
+    info = GameInfo.of(game.skill, str(game.path))
     # Held for the game's whole life: sessions' models share its HTTP client (one TLS
     # context, one connection pool) instead of building and dropping one per session.
     keeper = make_model(settings.llm)

@@ -331,3 +331,26 @@ async def test_while_a_game_lacks_a_required_setting_the_app_stays_on_the_settin
         assert registry.get("probe") is not None  # playable without a restart
         async with httpx.AsyncClient() as http:
             assert (await http.get(running.url)).status_code == 200
+
+
+async def test_an_installed_game_that_does_not_answer_is_listed_and_can_be_uninstalled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcade.wiring.registry import installed_remote_games, remember_remote_game
+
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path / "home"))
+    gone = "http://127.0.0.1:9/"
+    remember_remote_game(gone)
+    empty = tmp_path / "builtin"
+    empty.mkdir()
+    trace = Trace()
+    async with open_registry(builtin_dir=empty, trace=trace) as registry, serve_pages(
+        registry=registry, trace=trace, port=0
+    ) as running:
+        async with httpx.AsyncClient() as http:
+            page = (await http.get(running.url + "games")).text
+        assert "现在打不开" in page
+        assert f'data-action="uninstall" data-url="{gone}"' in page
+        removed = await post(running, "/api/games/uninstall", {"url": gone})
+        assert removed.status_code == 200
+    assert installed_remote_games() == []

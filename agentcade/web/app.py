@@ -387,6 +387,13 @@ class PagesApp:
                 kind="remote" if is_remote else "builtin" if builtin else "local",
                 removable=is_remote and info.location in remote,
             ))
+        for url in remote:
+            if url in self.registry.failed and not any(g.location == url for g in out):
+                out.append(InstalledGame(
+                    id="", name=urlsplit(url).hostname or url, version="", author=None, homepage=None,
+                    capabilities=(), location=url, kind="remote", removable=True,
+                    problem=self.registry.failed[url],
+                ))
         return out
 
     def _problems(self) -> list[str]:

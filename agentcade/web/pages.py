@@ -56,6 +56,8 @@ class InstalledGame:
     kind: str
     """"builtin" (ships with the app), "remote" (installed from an address), "local" (--game)."""
     removable: bool
+    problem: str | None = None
+    """Why it cannot be played now (an installed game whose server does not answer)."""
 
 
 _NAV = (("/", "实时"), ("/settings", "设置"), ("/games", "游戏"))
@@ -236,6 +238,9 @@ def _game_row(game: InstalledGame) -> str:
         else ""
     )
     author = f"作者：{escape(game.author)}" if game.author else ""
+    if game.problem is not None:
+        author += f'<p class="hint warn">现在打不开：{escape(game.problem)}</p>'
+
     remove = (
         f'<button type="button" class="danger" data-action="uninstall" data-url="{escape(game.location)}"'
         f' data-name="{escape(game.name)}">卸载</button>'
@@ -245,9 +250,9 @@ def _game_row(game: InstalledGame) -> str:
     return (
         f'<li class="game" data-id="{escape(game.id)}"><div class="game-head">'
         f'<strong>{escape(game.name)}</strong> <span class="tag">{kinds.get(game.kind, game.kind)}</span>'
-        f'<span class="version">版本 {escape(game.version)}</span></div>'
+        f'{"<span class=version>版本 " + escape(game.version) + "</span>" if game.version else ""}</div>'
         f'<div class="meta">{author} {homepage}</div>'
-        f'<div class="caps">会用到：<ul>{cap_list}</ul></div>'
+        f'{"" if game.problem else f"<div class=caps>会用到：<ul>{cap_list}</ul></div>"}'
         f'{"<div class=meta><code>" + escape(game.location) + "</code></div>" if game.kind != "builtin" else ""}'
         f"{remove}</li>"
     )

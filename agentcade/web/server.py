@@ -268,7 +268,10 @@ class PagesServer:
             await self._send(conn, refused, close=True)
             return
         async with trio.open_nursery() as nursery:
-            ws_request = await wrap_server_stream(nursery, _ReplayStream(conn.stream, head))
+            # The page never sends anything but control frames: a small message limit.
+            ws_request = await wrap_server_stream(
+                nursery, _ReplayStream(conn.stream, head), max_message_size=4096
+            )
             ws = await ws_request.accept()
             await self._watch(ws)
             nursery.cancel_scope.cancel()

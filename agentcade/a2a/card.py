@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from a2a.client.card_resolver import parse_agent_card
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -38,15 +38,17 @@ from a2a.types.a2a_pb2 import (
 )
 
 from agentcade.a2a.wire import INPUT_MODES
+from agentcade.errors import CardError
 from agentcade.protocol import SUPPORTED_VERSIONS, ProtocolVersion
+from agentcade.skill import Declaration
 
 __all__ = [
     "CAPABILITY_PREFIX",
     "DEFAULT_MODES",
     "CardError",
     "CardInfo",
-    "SkillLike",
     "build_card",
+    "endpoint_for",
     "read_card",
 ]
 
@@ -58,26 +60,8 @@ _PROTOCOL_TAG = re.compile(r"^[a-z][a-z0-9._-]*/[0-9]+$")
 """A protocol version tag, "name/N" (``agentcade/1``, ``desktop-game/5``)."""
 
 
-class CardError(ValueError):
-    """An agent card we cannot play; the text says what is wrong and how to fix it."""
-
-
-class SkillLike(Protocol):
-    """The fields of ``agentcade.skill.Skill`` the card needs (duck-typed)."""
-
-    id: str
-    name: str
-    description: str
-    summary: str
-    aliases: tuple[str, ...]
-    required_capabilities: tuple[str, ...]
-    version: str
-    author: str | None
-    homepage: str | None
-
-
 def build_card(
-    skill: SkillLike,
+    skill: Declaration,
     url: str,
     *,
     protocols: Iterable[ProtocolVersion | str] = SUPPORTED_VERSIONS,
@@ -121,29 +105,36 @@ def build_card(
     return agent_card_to_dict(card)
 
 
-@dataclass(frozen=True, slots=True)
-class CardInfo:
-    """What the host needs from a remote game's card."""
+@dataclass(frozen=True, kw_only=True)
+class CardInfo(Declaration):
+    """What the host needs from a remote game's card: its declaration, plus how to reach it."""
 
-    name: str
-    description: str
-    version: str
     url: str
     """The JSON-RPC interface URL as written in the card."""
     streaming: bool
     protocols: tuple[str, ...]
     """Game-protocol versions the skill lists, in card order."""
-    capabilities: tuple[str, ...]
-    game_id: str
-    aliases: tuple[str, ...]
-    summary: str
-    author: str | None
-    homepage: str | None
+
+    @property
+    def game_id(self) -> str:
+        """The game's id (the card's skill id)."""
+        return self.id
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """The capabilities the card declares (``capability:`` tags)."""
+        return self.required_capabilities
 
     @property
     def rpc_path(self) -> str:
         """Path of the JSON-RPC URL ("/" when empty): the host combines it with its own base."""
         return urlsplit(self.url).path or "/"
+
+
+def endpoint_for(entered: str, card: CardInfo) -> str:
+    """The entered address's scheme and host with the card's JSON-RPC path."""
+    base = urlsplit(entered)
+    return urlunsplit((base.scheme, base.netloc, card.rpc_path, "", ""))
 
 
 def _is_v1(version: str) -> bool:
@@ -209,10 +200,10 @@ def read_card(data: Mapping[str, Any]) -> CardInfo:
         url=interface.url,
         streaming=card.capabilities.streaming,
         protocols=tuple(t for t in tags if _PROTOCOL_TAG.match(t)),
-        capabilities=tuple(
+        required_capabilities=tuple(
             t.removeprefix(CAPABILITY_PREFIX) for t in tags if t.startswith(CAPABILITY_PREFIX)
         ),
-        game_id=skill.id,
+        id=skill.id,
         aliases=tuple(skill.examples),
         summary=skill.description,
         author=(provider.organization or None) if provider else None,

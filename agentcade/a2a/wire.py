@@ -17,7 +17,15 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from agentcade.protocol import GameInput, GameReply, ProtocolError, parse_input, parse_reply
+from agentcade.errors import UnsupportedContent
+from agentcade.protocol import (
+    MAX_TEXT,
+    GameInput,
+    GameReply,
+    ProtocolError,
+    parse_input,
+    parse_reply,
+)
 
 __all__ = [
     "INPUT_MODES",
@@ -111,10 +119,6 @@ INPUT_MODES = ("application/json", "text/plain")
 """The media types a game takes: the DataPart (JSON) door and the plain-text door."""
 
 
-class UnsupportedContent(ProtocolError):
-    """Every part of a message is a media type the game cannot take (A2A -32005)."""
-
-
 def _media_type(part: dict[str, Any]) -> str:
     value = part.get("mediaType")
     return value.split(";", 1)[0].strip().lower() if isinstance(value, str) else ""
@@ -189,7 +193,7 @@ def reply_from_parts(parts: object, *, protocol: str | None = None) -> GameReply
             return reply
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
     if texts:
-        reply = GameReply(text="\n".join(texts)[:500])
+        reply = GameReply(text="\n".join(texts)[:MAX_TEXT])
         if protocol is not None and reply.protocol != protocol:
             reply = reply.model_copy(update={"protocol": protocol})
         return reply

@@ -31,11 +31,11 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
-from agentcade.game.client import GameClient, GameInfo
+from agentcade.game.client import GameClient, GameInfo, is_url
 from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
@@ -237,7 +237,9 @@ class MainAgent:
         self.trace.record("game_start", game=client.info.id, context_id=self.current.context_id)
         await self._request(self.current, GameInput(kind="start", text=text))
 
-    async def end_game(self, text: str, *, reason: str = "user", quiet: bool = False) -> None:
+    async def end_game(
+        self, text: str, *, reason: Literal["user", "shutdown"] = "user", quiet: bool = False
+    ) -> None:
         """Cancel what the game is working on and send ``end``.
 
         Returns once the first reply to ``end`` was played. The game is forgotten (and the
@@ -250,7 +252,7 @@ class MainAgent:
         current.ending = True
         for scope in list(current.inflight.values()):
             scope.cancel()
-        await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)  # type: ignore[arg-type]
+        await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)
 
     async def _forward(self, text: str) -> None:
         current = self.current
@@ -393,7 +395,7 @@ class MainAgent:
 
 
 def _is_remote(current: _Current) -> bool:
-    return current.info.location.startswith(("http://", "https://"))
+    return is_url(current.info.location)
 
 
 def _describe(info: GameInfo) -> dict[str, Any]:

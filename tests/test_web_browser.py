@@ -124,7 +124,7 @@ async def test_a_remote_game_installed_in_the_page_is_played_without_a_restart(
     assert "探针" not in play.output
 
     def session(page: Any) -> str:
-        page.goto(url + "games")
+        page.goto(url + "settings")  # the guide: paste it in the settings page's 游戏 card
         page.fill("#install-url", game_url)
         page.click("#install-form button[type=submit]")
         preview = page.locator("#preview")
@@ -138,8 +138,10 @@ async def test_a_remote_game_installed_in_the_page_is_played_without_a_restart(
         page.click("[data-action=confirm-install]")
         page.locator("#preview .status.ok").wait_for()
         said = page.inner_text("#preview .status")
-        page.wait_for_load_state()
-        page.locator("li.game[data-id=probe]").wait_for()
+        page.goto(url + "games")
+        probe = page.locator("li.game[data-id=probe]")
+        assert "远程" in probe.inner_text()
+        assert "卸载" in probe.inner_text()
         shoot(page, "games")
         return said
 
@@ -155,24 +157,30 @@ async def test_a_remote_game_installed_in_the_page_is_played_without_a_restart(
 
 
 async def test_a_new_turn_appears_in_the_live_view(nursery: trio.Nursery, tmp_path: Path) -> None:
-    play, url = await start_play(nursery, tmp_path / "home")
+    play, url = await start_play(nursery, tmp_path / "home", "--robot", "sim")
 
-    def session(page: Any) -> str:
+    def session(page: Any) -> tuple[str, str]:
         page.goto(url)
         page.locator("#live-status.ok").wait_for()
         trio.from_thread.run(play.say, "玩猜谜语")
-        turn = page.locator("article.turn", has_text="玩猜谜语")
-        turn.wait_for()
-        page.locator("article.turn li.spoken").first.wait_for()
+        first = page.locator("article.turn", has_text="玩猜谜语")
+        first.locator("li.spoken").first.wait_for()
+        trio.from_thread.run(play.say, "我猜是水")  # a wrong guess: the robot shakes its head
+        guess = page.locator("article.turn", has_text="我猜是水")
+        guess.locator("li.robot").first.wait_for()
         page.wait_for_timeout(500)
         shoot(page, "live")
-        return str(turn.inner_text())
+        return str(first.inner_text()), str(guess.inner_text())
 
-    text = await in_browser(session)
-    assert "听到" in text
-    assert "开始游戏" in text or "发给游戏" in text
-    assert "说出来" in text
-    assert re.search(r"用时 \d+\.\d\d 秒", text)
+    first, guess = await in_browser(session)
+    assert "听到" in first
+    assert "开始游戏" in first
+    assert "说出来" in first
+    assert re.search(r"用时 \d+\.\d\d 秒", first)
+    assert "发给游戏" in guess
+    assert "游戏回答" in guess
+    assert "机器人" in guess
+    assert "motion.move_to" in guess
     await play.stop()
 
 

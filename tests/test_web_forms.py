@@ -155,3 +155,30 @@ def test_write_dotenv_creates_the_folder_and_a_private_file(tmp_path: Path) -> N
     write_dotenv(env, {"LLM_API_KEY": "sk-1"})
     assert read_dotenv(env) == {"LLM_API_KEY": "sk-1"}
     assert env.stat().st_mode & 0o077 == 0
+
+
+def test_the_voice_form_is_made_from_the_voice_settings_yaml() -> None:
+    from agentcade.settings import load_settings_spec
+    from agentcade.web.app import VOICE_SETTINGS
+
+    sec = section("voice", "语音", load_settings_spec(VOICE_SETTINGS), saved={"TTS_PROVIDER": "openai"},
+                  environ={})
+    kinds = {f.key: f.kind for f in sec.fields}
+    assert kinds["ASR_API_KEY"] == "secret"
+    assert kinds["ASR_BASE_URL"] == "url"
+    assert kinds["VAD_MAX_MS"] == "integer"
+    tts = sec.get("TTS_PROVIDER")
+    assert tts is not None
+    assert (tts.value, tts.default) == ("openai", "espeak")
+    assert check_submission(sec, {"VAD_SILENCE_MS": "八百"}, current={}).errors == {
+        "VAD_SILENCE_MS": "请填一个整数，比如 5"}
+
+
+def test_a_builtin_games_form_is_made_from_its_settings_yaml() -> None:
+    from agentcade.game.loader import builtin_games_dir
+    from agentcade.settings import load_settings_spec
+
+    specs = load_settings_spec(builtin_games_dir() / "riddle" / "settings.yaml")
+    sec = section("game-riddle", "猜谜语", specs, saved={}, environ={})
+    assert [f.key for f in sec.fields] == [s.key for s in specs]
+    assert sec.missing == []  # a built-in game plays without any setting

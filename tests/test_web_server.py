@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +248,57 @@ async def test_a_game_reads_saved_settings_at_its_next_session_without_a_restart
         assert local.host._make_agent().settings.llm.model == "qwen-plus"
         write_dotenv(user_config_dir() / ".env", {"LLM_TIMEOUT": "-1"})  # unusable now
         assert local.host._make_agent().settings.llm.model == "qwen-plus"  # keeps the last good
+
+
+def catalog_json(url: str, *, version: str = "1.0.0", reviewed: str = "1.0.0") -> dict[str, Any]:
+    return {"version": 1, "games": [{
+        "id": "probe", "name": "探针", "summary": "测试用的游戏", "url": url, "version": version,
+        "author": "tests", "required_capabilities": ["light"], "reviewed_version": reviewed}]}
+
+
+async def serve_probe(nursery: trio.Nursery, local: Any) -> str:
+    from agentcade.a2a.card import build_card
+
+    listeners = await nursery.start(
+        serve_a2a, local.host, lambda port: build_card(local.game.skill, f"http://127.0.0.1:{port}/"), 0
+    )
+    return f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+
+
+async def test_a_version_the_catalog_did_not_review_is_flagged_before_install(
+    pages: tuple[Pages, Trace], nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    from agentcade.wiring.games import open_local_game
+
+    running, _ = pages
+    async with open_local_game(str(PROBE)) as local:
+        url = await serve_probe(nursery, local)
+        catalog = tmp_path / "catalog.json"
+        catalog.write_text(json.dumps(catalog_json(url, reviewed="0.9.0")), encoding="utf-8")
+        running.app.catalog_path = catalog
+        warnings = (await post(running, "/api/games/preview", {"url": url})).json()["warnings"]
+    assert "当前版本未经审核（游戏目录审核过的是 0.9.0 版）。" in warnings
+    assert not any("不在游戏目录里" in w for w in warnings)
+
+
+async def test_the_catalog_page_merges_the_shipped_file_and_the_catalog_url(
+    pages: tuple[Pages, Trace], nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    running, _ = pages
+    body = json.dumps(catalog_json("https://probe.example/", version="1.1.0")).encode()
+
+    async def one_response(stream: trio.SocketStream) -> None:
+        await stream.receive_some(65536)
+        head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        await stream.send_all(head.encode() + body)
+        await stream.aclose()
+
+    listeners = await nursery.start(partial(trio.serve_tcp, one_response, 0, host="127.0.0.1"))
+    running.app.catalog_url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/catalog.json"
+    async with httpx.AsyncClient() as http:
+        listed = (await http.get(running.url + "api/catalog", timeout=30)).json()
+    by_id = {g["id"]: g for g in listed["games"]}
+    assert "riddle_remote" in by_id  # games/catalog.json, shipped
+    assert by_id["probe"]["reviewed"] is False  # 1.1.0 was not reviewed
+    assert by_id["probe"]["capability_words"] == ["控制灯光"]
+    assert listed["errors"] == []

@@ -192,7 +192,7 @@ class PagesApp:
         with contextlib.suppress(SkillError, OSError):
             title = Skill.load(folder / "SKILL.md").name
         specs: list[SettingSpec] = []
-        note = "大模型用上面“大模型”一栏的设置。"
+        note = "大模型用“大模型”一栏的设置。"
         if (folder / "settings.yaml").is_file():
             try:
                 specs = [s for s in load_settings_spec(folder / "settings.yaml") if s.key not in LLM_KEYS]

@@ -197,10 +197,13 @@ def settings_page(token: str, sections: Sequence[Section], config_file: str) -> 
     jump = "".join(
         f'<a href="#{escape(s.id)}"{" class=warn" if s.missing else ""}>{escape(s.title)}</a>'
         for s in ordered
-    )
+    ) + '<a href="#install">游戏</a>'
     cards = "".join(
         _section(s, folded=s.id == "voice" and not s.missing and not any(f.value for f in s.fields))
         for s in ordered
+    )
+    cards += _INSTALL_CARD.format(
+        title="游戏", more='已有的游戏、卸载和“发现更多游戏”在<a href="/games">游戏</a>页面。'
     )
     if plain:
         names = "、".join(escape(s.title) for s in plain)
@@ -249,6 +252,19 @@ def _game_row(game: InstalledGame) -> str:
     )
 
 
+_INSTALL_CARD = (
+    '<section class="card" id="install"><h2>{title}</h2>'
+    "<p>把游戏作者给你的地址粘贴在这里，先看看游戏的信息和它要用的能力，确认后再安装。{more}</p>"
+    '<form id="install-form" novalidate><div class="field" data-key="url">'
+    '<label for="install-url">游戏地址</label>'
+    '<input id="install-url" name="url" type="url" inputmode="url" autocomplete="off" '
+    'spellcheck="false" placeholder="https://…">'
+    '<p class="error" role="alert"></p></div>'
+    '<div class="actions"><button type="submit">查看游戏</button></div></form>'
+    '<div id="preview" class="preview" hidden></div></section>'
+)
+
+
 def games_page(token: str, games: Sequence[InstalledGame], problems: Sequence[str]) -> str:
     """Installed games, install by address, and the catalog (filled by the script)."""
     rows = "".join(_game_row(g) for g in games) or "<li>还没有游戏。</li>"
@@ -263,16 +279,8 @@ def games_page(token: str, games: Sequence[InstalledGame], problems: Sequence[st
         '<section class="card intro"><h1>游戏</h1><p>小懒现在能玩的游戏，以及安装新游戏。'
         "安装和卸载马上生效，不用重启。</p></section>"
         f"{trouble_html}"
-        '<section class="card" id="install"><h2>用地址安装</h2>'
-        "<p>把游戏作者给你的地址粘贴在这里，先看看游戏的信息和它要用的能力，确认后再安装。</p>"
-        '<form id="install-form" novalidate><div class="field" data-key="url">'
-        '<label for="install-url">游戏地址</label>'
-        '<input id="install-url" name="url" type="url" inputmode="url" autocomplete="off" '
-        'spellcheck="false" placeholder="https://…">'
-        '<p class="error" role="alert"></p></div>'
-        '<div class="actions"><button type="submit">查看游戏</button></div></form>'
-        '<div id="preview" class="preview" hidden></div></section>'
-        f'<section class="card" id="installed"><h2>已有的游戏</h2><ul class="games">{rows}</ul></section>'
+        + _INSTALL_CARD.format(title="用地址安装", more="")
+        + f'<section class="card" id="installed"><h2>已有的游戏</h2><ul class="games">{rows}</ul></section>'
         '<section class="card" id="catalog"><h2>发现更多游戏</h2>'
         "<p>游戏目录里的游戏都经过审核。安装前一样会给你看它要用的能力。</p>"
         '<ul id="catalog-list" class="games"><li>正在读取游戏目录…</li></ul></section>'

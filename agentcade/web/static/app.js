@@ -220,8 +220,9 @@ async function loadCatalog() {
   });
 }
 
-function setupGames() {
+function setupInstall() {
   const form = document.getElementById("install-form");
+  if (!form) return;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const button = form.querySelector("button");
@@ -229,6 +230,9 @@ function setupGames() {
     await preview(form.querySelector("input").value, form);
     button.disabled = false;
   });
+}
+
+function setupGames() {
   document.querySelectorAll('[data-action="uninstall"]').forEach((button) => {
     button.addEventListener("click", async () => {
       if (!confirm("卸载“" + button.dataset.name + "”？")) return;
@@ -262,6 +266,8 @@ const KINDS = {
   settings_error: ["设置有误", "error"],
 };
 
+const OUTCOMES = { ok: "做了", completed: "做完了", started: "开始了", done: "做完了", failed: "没做成", cancelled: "取消了", error: "出错了", timeout: "超时了" };
+
 function describe(rec) {
   switch (rec.type) {
     case "user_input": return rec.text;
@@ -271,7 +277,8 @@ function describe(rec) {
     case "game_reply": return (rec.final ? "" : "（还没说完）") + (rec.text || "") +
       ((rec.directives || []).length ? " ＋ " + rec.directives.join("，") : "");
     case "spoken": return rec.text;
-    case "directive_executed": return (rec.directive || rec.call || "") + " → " + (rec.outcome || "");
+    case "directive_executed": return (rec.directive || rec.call || "") + " → " + (OUTCOMES[rec.outcome] || rec.outcome || "") +
+      (typeof rec.ms === "number" ? "（" + rec.ms + "ms）" : "") + (rec.reset ? "（复位）" : "");
     case "directive_skipped": return (rec.directive || rec.call || "") + "（" + (rec.reason || "") + "）";
     case "tool_call": return (rec.tool || rec.name || "") + " " + JSON.stringify(rec.arguments || rec.args || {});
     default: {
@@ -365,4 +372,5 @@ async function setupLive() {
 const page = document.body.dataset.page;
 if (page === "/settings") setupSettings();
 if (page === "/games") setupGames();
+setupInstall();
 if (page === "/") setupLive();

@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcade.a2a.client import A2AClient, GameRemoteError
-from agentcade.skill import _SEMVER_RE, check_skill  # one home for the version rule
+from agentcade.skill import _SEMVER_RE, SkillProblem, check_skill  # one home for the version rule
 
 __all__ = [
     "Catalog",
@@ -149,7 +149,7 @@ def check_catalog(catalog: Catalog, *, builtins: Iterable[str] | None = None) ->
     return problems
 
 
-def _skill_problems(entry: CatalogEntry) -> list:  # type: ignore[type-arg]
+def _skill_problems(entry: CatalogEntry) -> list[SkillProblem]:
     """The entry's declaration fields checked by ``agentcade.skill`` (same rule IDs)."""
     front = {
         "id": entry.id,
@@ -182,7 +182,7 @@ async def check_online(
                 _raw, card = await a2a.fetch_card(entry.url)
         except (GameRemoteError, trio.TooSlowError) as exc:
             out.append(CatalogProblem("CATALOG-ONLINE-UNREACHABLE", "fail", where,
-                                      f"cannot read the card at {entry.url}: {exc or 'timed out'}",
+                                      f"cannot read the card at {entry.url}: {str(exc) or 'timed out'}",
                                       "check the url, and that the game is deployed and running"))
             return
         for rule, name, ours, theirs in (

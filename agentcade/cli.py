@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from agentcade import __version__
 
@@ -48,7 +49,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _load(module_name: str):  # type: ignore[no-untyped-def]
+def _load(module_name: str) -> ModuleType | None:
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 import trio
 
-from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.device.proxy import RobotProxy, flush_directives
 from agentcade.device.validate import undeclared
 from agentcade.vector import MAX_COORD, Stroke, decode_vector, encode_vector

@@ -207,6 +207,7 @@ def _parse_zh(s: str) -> int | None:
             lv = _parse_zh(left) if left else 1
             if lv is None or lv == 0:
                 return None
+            rv: int | None
             if not right:
                 rv = 0
             elif right[0] in ("零", "〇"):

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from agentcade.device.allowlist import KNOWN_CAPABILITIES
+from agentcade.allowlist import KNOWN_CAPABILITIES
 
 __all__ = [
     "DEFAULT_VERSION",

@@ -163,6 +163,7 @@ def _prepare(hint: object, *, in_list: bool = False) -> object:
             raise _Unsupported(f"{_show(hint)} (lists of lists)")
         if not args:
             raise _Unsupported("bare `list` (write the item type, e.g. list[str])")
+        # A type built at run time for pydantic; mypy only accepts static type expressions.
         return list[_prepare(args[0], in_list=True)]  # type: ignore[misc]
     if hint is list:
         raise _Unsupported("bare `list` (write the item type, e.g. list[str])")

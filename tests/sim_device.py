@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from agentcade.device.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
+from agentcade.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
 from agentcade.device.robots import DeviceError, Outcome
 from agentcade.protocol import Directive
 from agentcade.trace import Trace

@@ -6,8 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from agentcade.commands.serve import serve_game
-from agentcade.game.open import open_local_game
+from agentcade.wiring.games import open_local_game
+from agentcade.wiring.serve import serve_game
 from tests.processes import run_agentcade
 
 GAMES = Path(__file__).resolve().parents[1] / "games"

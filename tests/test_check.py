@@ -18,11 +18,17 @@ from typing import Any
 import pytest
 import trio
 
-from agentcade import check as check_mod
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
-from agentcade.check import RULES, CheckResult, catalog_entry, run_check, to_junit
+from agentcade.check import (
+    RULES,
+    CheckResult,
+    catalog_entry,
+    run_check,
+    session as check_mod,
+    to_junit,
+)
 from agentcade.commands import check as check_cmd
 from agentcade.protocol import Directive, GameInput, GameReply
 from tests.a2a_peers import FakeSkill

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from watcherobot.robot import WatcheRobot
 
-from agentcade.device.allowlist import ALLOWED_CALLS, KNOWN_CAPABILITIES
+from agentcade.allowlist import ALLOWED_CALLS, KNOWN_CAPABILITIES
 from agentcade.device.proxy import RobotProxy, flush_directives
 from agentcade.device.validate import (
     DirectiveError,

@@ -19,7 +19,7 @@ import trio
 import trio.testing
 
 from agentcade import effects
-from agentcade.device.allowlist import ALLOWED_CALLS
+from agentcade.allowlist import ALLOWED_CALLS
 from agentcade.device.validate import validate_directive
 from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game

@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 from agentcade import effects
-from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT, PAN_RANGE, TILT_RANGE
+from agentcade.allowlist import FRONT_PAN, FRONT_TILT, PAN_RANGE, TILT_RANGE
 from agentcade.device.proxy import RobotProxy
 from agentcade.device.validate import DirectiveError, validate_directive
 from agentcade.protocol import Directive

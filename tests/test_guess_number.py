@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from agentcade import effects
-from agentcade.device.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
+from agentcade.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
 from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.game.turn import Turn

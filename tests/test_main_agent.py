@@ -18,10 +18,8 @@ import trio
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
-from agentcade.a2a.remote import open_remote_game
 from agentcade.a2a.server import serve_a2a
-from agentcade.commands.play import open_pipeline
-from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.device.robots import ConsoleRobot, Robot
 from agentcade.device.sim import open_sim_robot
 from agentcade.game.loader import builtin_games_dir
@@ -36,6 +34,8 @@ from agentcade.main.agent import (
 )
 from agentcade.main.registry import GameRegistry
 from agentcade.protocol import GameInput, GameReply
+from agentcade.wiring.pipeline import open_pipeline
+from agentcade.wiring.remote import open_remote_game
 from tests.a2a_peers import FakeSkill
 from tests.fake_openai import FakeOpenAI, Reply, serve_fake_openai
 from tests.sim_device import Records, recording_trace

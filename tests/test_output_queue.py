@@ -11,7 +11,7 @@ import io
 import pytest
 import trio
 
-from agentcade.device.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.device.robots import ConsoleRobot, DeviceError
 from agentcade.device.sim import open_sim_robot
 from agentcade.main.output import JOB_WAIT_LIMIT, OutputQueue, reset_directives

@@ -15,7 +15,7 @@ import pytest
 import trio
 from watcherobot.job import JobState
 
-from agentcade.device.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
+from agentcade.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
 from agentcade.device.robots import ConsoleRobot, DeviceError, SdkRobot
 from agentcade.device.sim import (
     SIM_ANIMATIONS,

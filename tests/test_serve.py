@@ -12,8 +12,8 @@ import pytest
 import trio
 
 from agentcade.a2a.client import A2AClient
-from agentcade.commands.serve import public_url
 from agentcade.protocol import GameInput
+from agentcade.wiring.serve import public_url
 from tests.processes import offline_env
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcade.device.allowlist import KNOWN_CAPABILITIES
+from agentcade.allowlist import KNOWN_CAPABILITIES
 from agentcade.skill import RULES, Skill, SkillError, SkillProblem, check_skill
 
 RIDDLE = Path(__file__).parent / "data" / "skills" / "riddle" / "SKILL.md"

@@ -353,7 +353,7 @@ async def test_shutdown_closes_every_session_and_leaves_no_task(fake, probe, mak
 
 
 async def test_sessions_of_an_opened_game_share_one_model_client(fake, monkeypatch, tmp_path) -> None:
-    from agentcade.game.open import open_local_game
+    from agentcade.wiring.games import open_local_game
 
     monkeypatch.setenv("LLM_BASE_URL", fake.url)
     monkeypatch.setenv("LLM_API_KEY", "sk-test")

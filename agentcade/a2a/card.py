@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from a2a.client.card_resolver import parse_agent_card
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -46,6 +46,7 @@ __all__ = [
     "CardInfo",
     "SkillLike",
     "build_card",
+    "endpoint_for",
     "read_card",
 ]
 
@@ -62,17 +63,29 @@ class CardError(ValueError):
 
 
 class SkillLike(Protocol):
-    """The fields of ``agentcade.skill.Skill`` the card needs (duck-typed)."""
+    """The fields of ``agentcade.skill.Skill`` the card needs (duck-typed).
 
-    id: str
-    name: str
-    description: str
-    summary: str
-    aliases: tuple[str, ...]
-    required_capabilities: tuple[str, ...]
-    version: str
-    author: str | None
-    homepage: str | None
+    Read-only properties, so a frozen dataclass such as ``Skill`` satisfies it.
+    """
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+    @property
+    def required_capabilities(self) -> tuple[str, ...]: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def author(self) -> str | None: ...
+    @property
+    def homepage(self) -> str | None: ...
 
 
 def build_card(
@@ -143,6 +156,12 @@ class CardInfo:
     def rpc_path(self) -> str:
         """Path of the JSON-RPC URL ("/" when empty): the host combines it with its own base."""
         return urlsplit(self.url).path or "/"
+
+
+def endpoint_for(entered: str, card: CardInfo) -> str:
+    """The entered address's scheme and host with the card's JSON-RPC path."""
+    base = urlsplit(entered)
+    return urlunsplit((base.scheme, base.netloc, card.rpc_path, "", ""))
 
 
 def _is_v1(version: str) -> bool:

@@ -76,7 +76,7 @@ def _translate(what: str) -> Iterator[None]:
     try:
         yield
     except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-        raise GameRemoteError("network", f"{what}: {exc or type(exc).__name__}") from exc
+        raise GameRemoteError("network", f"{what}: {str(exc) or type(exc).__name__}") from exc
     except h11.ProtocolError as exc:
         raise GameRemoteError("protocol", f"{what}: bad HTTP from the game: {exc}") from exc
 

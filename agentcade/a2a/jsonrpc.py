@@ -107,7 +107,7 @@ def _clean_id(body: object) -> RpcId:
     rid = body.get("id")
     if isinstance(rid, bool) or (rid is not None and not isinstance(rid, str | int)):
         return None
-    return rid  # type: ignore[no-any-return]
+    return rid
 
 
 def parse_call(body: bytes) -> RpcCall:

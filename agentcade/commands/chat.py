@@ -23,11 +23,11 @@ import trio
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.game.client import GameClient
 from agentcade.game.loader import GameLoadError
-from agentcade.game.open import is_url, open_game, open_local_game
 from agentcade.llm import offline_notice
 from agentcade.protocol import GameInput, GameReply
 from agentcade.settings import SettingsError
 from agentcade.trace import Trace
+from agentcade.wiring.games import is_url, open_game, open_local_game
 
 DEFAULT_START = "我们来玩吧"
 
@@ -122,7 +122,7 @@ class LineReader:
         """The next line, or None at end of input."""
         if self._tty:
             print("你：", end="", flush=True)
-        line = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
         if not line:
             return None
         if not self._tty:

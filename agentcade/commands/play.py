@@ -17,21 +17,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
-from pathlib import Path
 
 import trio
 
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
 from agentcade.device.robots import Robot, open_robot
-from agentcade.llm import ChatModel, make_model, offline_notice
-from agentcade.main.agent import MainAgent, OfflineMainModel
-from agentcade.main.output import OutputQueue
-from agentcade.main.registry import GameRegistry, open_registry
-from agentcade.settings import AgentSettings, SettingsError, load_game_settings
-from agentcade.trace import NULL_TRACE, Trace
+from agentcade.settings import SettingsError
+from agentcade.trace import Trace
+from agentcade.wiring.pipeline import open_pipeline
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,57 +54,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentcade play: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-def main_model(registry: GameRegistry, trace: Trace) -> tuple[ChatModel, bool]:
-    """The main agent's model from ``LLM_*`` settings; the offline router when none."""
-    settings = load_game_settings(AgentSettings, None)
-    if settings.llm.offline:
-        return OfflineMainModel(registry), True
-    if settings.llm.api_key is not None:
-        trace.add_secret(settings.llm.api_key.get_secret_value())
-    return make_model(settings.llm), False
-
-
-@asynccontextmanager
-async def open_pipeline(
-    robot: Robot,
-    *,
-    games: Sequence[str] = (),
-    trace: Trace = NULL_TRACE,
-    builtin_dir: Path | None = None,
-    remote: Sequence[str] | None = None,
-    model: Callable[[GameRegistry], ChatModel] | None = None,
-) -> AsyncIterator[tuple[MainAgent, GameRegistry]]:
-    """Registry, output queue and main agent, all living in one nursery.
-
-    ``builtin_dir``, ``remote`` and ``model`` replace the defaults (``games/``, the
-    installed remote games, the configured model) — for tests and embedding.
-    """
-    async with open_registry(
-        extra=games, remote=remote, builtin_dir=builtin_dir, trace=trace
-    ) as registry:
-        if model is None:
-            chat_model, offline = main_model(registry, trace)
-        else:
-            chat_model, offline = model(registry), False
-        if offline:
-            print(offline_notice(), file=sys.stderr)
-        for problem in registry.problems:
-            print(f"游戏没能加载：{problem}", file=sys.stderr)
-        async with trio.open_nursery() as nursery:
-            output = OutputQueue(robot, trace=trace)
-            await nursery.start(output.run)
-            agent = MainAgent(registry, output, chat_model, nursery, trace=trace)
-            try:
-                yield agent, registry
-            finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(15):
-                    await agent.shutdown()
-                    close = getattr(chat_model, "aclose", None)
-                    if close is not None:
-                        await close()
-                nursery.cancel_scope.cancel()
 
 
 async def _play(args: argparse.Namespace, trace: Trace) -> None:

@@ -12,16 +12,14 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Mapping
 
 import trio
 
-from agentcade.a2a.card import build_card
-from agentcade.a2a.server import serve_a2a
 from agentcade.game.loader import GameLoadError
-from agentcade.game.open import LocalGame, open_local_game
 from agentcade.llm import offline_notice
 from agentcade.settings import SettingsError
+from agentcade.wiring.games import open_local_game
+from agentcade.wiring.serve import public_url, serve_game
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,36 +29,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="0.0.0.0", help="bind address (default: %(default)s)")
     p.add_argument("--public-url", help="the address users enter (default: PUBLIC_URL or SPACE_HOST)")
     p.add_argument("--max-sessions", type=int, default=32, help="live sessions at most (default: %(default)s)")
-
-
-def public_url(explicit: str | None, environ: Mapping[str, str], host: str, port: int) -> str:
-    """Where users reach the game, for the card: flag, PUBLIC_URL, SPACE_HOST, local."""
-    if explicit:
-        return explicit.rstrip("/") + "/"
-    if environ.get("PUBLIC_URL"):
-        return environ["PUBLIC_URL"].rstrip("/") + "/"
-    if environ.get("SPACE_HOST"):
-        return f"https://{environ['SPACE_HOST'].strip('/')}/"
-    shown = "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
-    return f"http://{shown}:{port}/"
-
-
-async def serve_game(
-    local: LocalGame,
-    *,
-    port: int,
-    host: str,
-    url: str | None,
-    task_status: trio.TaskStatus[tuple[int, str]] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Serve an opened game until cancelled; ``started((port, card_url))`` once bound."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
-    bound = listeners[0].socket.getsockname()[1]
-    card_url = url or public_url(None, os.environ, host, bound)
-    card = build_card(local.game.skill, card_url)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(serve_a2a, local.host, card, listeners)
-        task_status.started((bound, card_url))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Callable, Collection, Coroutine
 from typing import Any, Protocol
 
-from agentcade.device.allowlist import ALLOWED_CALLS
+from agentcade.allowlist import ALLOWED_CALLS
 from agentcade.device.validate import (
     DirectiveError,
     allowed_in_domain,
@@ -199,6 +199,7 @@ def _make_method(call: str) -> Callable[..., Coroutine[Any, Any, None]]:
         "Checked now (raises DirectiveError), run later by the main agent; returns None."
     )
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    # inspect.signature() reads __signature__; typeshed does not declare it on functions.
     method.__signature__ = sig.replace(parameters=[self_param, *sig.parameters.values()])  # type: ignore[attr-defined]
     return method
 

@@ -37,7 +37,7 @@ from watcherobot import CommandError, JobCancelledError, JobFailedError, WatcheR
 from watcherobot.job import Job
 from watcherobot.robot import WatcheRobot
 
-from agentcade.device.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
+from agentcade.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
 from agentcade.device.validate import bind_call
 from agentcade.protocol import Directive
 from agentcade.trace import NULL_TRACE, Trace

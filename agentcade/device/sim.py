@@ -50,7 +50,7 @@ from typing import Any, TextIO
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
 
-from agentcade.device.allowlist import (
+from agentcade.allowlist import (
     FRONT_PAN,
     FRONT_TILT,
     KNOWN_CAPABILITIES,
@@ -297,7 +297,7 @@ class SimDevice:
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             return
         type_ = message["type"]
-        data = message.get("data") if isinstance(message.get("data"), dict) else {}
+        data: dict[str, Any] = message["data"] if isinstance(message.get("data"), dict) else {}
         command_id = data.get("command_id")
         ids = {"command_id": command_id} if isinstance(command_id, str) else {}
         if type_ == "sys.client.hello":
@@ -731,7 +731,9 @@ class SimDevice:
         return data
 
 
-_HANDLERS: dict[str, Callable[[SimDevice, dict[str, Any]], Any]] = {
+_HANDLERS: dict[
+    str, Callable[[SimDevice, dict[str, Any]], tuple[dict[str, Any], Callable[[], None] | None]]
+] = {
     "ctrl.light.set": SimDevice._light_set,
     "ctrl.light.effect.play": SimDevice._light_effect,
     "ctrl.light.off": SimDevice._light_off,

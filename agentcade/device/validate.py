@@ -2,7 +2,7 @@
 
 A directive is judged in three steps, and the first failure wins:
 
-1. ``not_allowed``: the call is not in :data:`~agentcade.device.allowlist.ALLOWED_CALLS`.
+1. ``not_allowed``: the call is not in :data:`~agentcade.allowlist.ALLOWED_CALLS`.
 2. ``undeclared``: the game did not declare the capability the call needs.
 3. ``invalid``: the arguments are wrong. The SDK itself decides: the call is run on a real
    ``watcherobot.robot.WatcheRobot`` whose transport only records (no device, no sockets,
@@ -33,7 +33,7 @@ from typing import Any, Literal
 from watcherobot.job import Job
 from watcherobot.robot import WatcheRobot
 
-from agentcade.device.allowlist import (
+from agentcade.allowlist import (
     ALLOWED_CALLS,
     DURATION_RANGE,
     FRONT_PAN,

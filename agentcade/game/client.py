@@ -6,25 +6,22 @@ they come, the last one final. They cannot tell the transports apart:
 * ``InProcessGameClient`` runs a ``GameHost`` in this process (no sockets); the request
   runs in a task of the caller's nursery scope and leaving the ``stream`` block early
   cancels it — exactly what a client disconnect does to a remote game.
-* ``RemoteGameClient`` (``agentcade.a2a.remote``) speaks A2A over HTTP.
+* ``RemoteGameClient`` (``agentcade.wiring.remote``) speaks A2A over HTTP.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import trio
 
 from agentcade.game.host import GameHost
 from agentcade.protocol import GameInput, GameReply
 from agentcade.skill import Skill
-
-if TYPE_CHECKING:
-    from agentcade.a2a.card import CardInfo
 
 __all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream"]
 
@@ -59,20 +56,6 @@ class GameInfo:
             location=location,
         )
 
-    @classmethod
-    def from_card(cls, card: CardInfo, location: str) -> GameInfo:
-        """The info of a remote game, from its agent card."""
-        return cls(
-            id=card.game_id,
-            name=card.name,
-            description=card.description,
-            summary=card.summary,
-            aliases=tuple(card.aliases),
-            capabilities=tuple(card.capabilities),
-            version=card.version,
-            location=location,
-        )
-
 
 class GameClient(Protocol):
     """Send one request to a game and read its replies."""
@@ -80,15 +63,16 @@ class GameClient(Protocol):
     info: GameInfo
     protocol: str
 
-    def stream(self, context_id: str, game_input: GameInput) -> AsyncIteratorContext: ...
+    def stream(
+        self, context_id: str, game_input: GameInput
+    ) -> AbstractAsyncContextManager[ReplyStream]:
+        """Send one request; the block yields ``(reply, is_final)`` pairs, the last final.
+
+        Leaving the block early cancels the request.
+        """
+        ...
 
     async def aclose(self) -> None: ...
-
-
-class AsyncIteratorContext(Protocol):
-    async def __aenter__(self) -> ReplyStream: ...
-
-    async def __aexit__(self, *exc: object) -> bool | None: ...
 
 
 class InProcessGameClient:
@@ -120,7 +104,9 @@ class InProcessGameClient:
         await self.host.aclose()
 
 
-def _sender(send: trio.MemorySendChannel[tuple[GameReply, bool]]):  # type: ignore[no-untyped-def]
+def _sender(
+    send: trio.MemorySendChannel[tuple[GameReply, bool]],
+) -> Callable[[GameReply, bool], Awaitable[None]]:
     async def emit(reply: GameReply, is_final: bool) -> None:
         await send.send((reply, is_final))
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import trio
 
@@ -85,8 +86,8 @@ class GameHost:
         """Run one request; every reply goes to ``emit``, exactly one with ``is_final``."""
         protocol = game_input.protocol
 
-        async def final(text: str, session: str) -> None:
-            await emit(GameReply(protocol=protocol, text=text, session=session), True)  # type: ignore[arg-type]
+        async def final(text: str, session: Literal["active", "ended"]) -> None:
+            await emit(GameReply(protocol=protocol, text=text, session=session), True)
 
         if game_input.kind == "start":
             old = self._sessions.pop(context_id, None)

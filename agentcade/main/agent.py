@@ -32,7 +32,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
@@ -301,7 +301,9 @@ class MainAgent:
         self.trace.record("game_start", game=client.info.id, context_id=self.current.context_id)
         await self._request(self.current, GameInput(kind="start", text=text))
 
-    async def end_game(self, text: str, *, reason: str = "user", quiet: bool = False) -> None:
+    async def end_game(
+        self, text: str, *, reason: Literal["user", "shutdown"] = "user", quiet: bool = False
+    ) -> None:
         """Cancel what the game is working on and send ``end``.
 
         Returns once the first reply to ``end`` was played. The game is forgotten (and the
@@ -314,7 +316,7 @@ class MainAgent:
         current.ending = True
         for scope in list(current.inflight.values()):
             scope.cancel()
-        await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)  # type: ignore[arg-type]
+        await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)
 
     async def _forward(self, text: str) -> None:
         current = self.current

@@ -32,7 +32,7 @@ from typing import Literal, Protocol
 
 import trio
 
-from agentcade.device.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT, JOB_CALLS
+from agentcade.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT, JOB_CALLS
 from agentcade.device.robots import DeviceError, Robot
 from agentcade.device.validate import DirectiveError, validate_directive
 from agentcade.protocol import Directive, GameReply

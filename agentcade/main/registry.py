@@ -14,36 +14,10 @@ character or two wrong (pinyin-tolerant matching from ``agentcade.judge``).
 
 from __future__ import annotations
 
-import json
-import logging
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
-from pathlib import Path
-
 from agentcade.game.client import GameClient, GameInfo
-from agentcade.game.loader import builtin_games_dir
-from agentcade.game.open import is_url, open_game
 from agentcade.judge import is_match, normalize
-from agentcade.settings import user_config_dir
-from agentcade.trace import NULL_TRACE, Trace
 
-__all__ = ["GameRegistry", "installed_remote_games", "open_registry"]
-
-log = logging.getLogger(__name__)
-
-
-def installed_remote_games(config_dir: Path | None = None) -> list[str]:
-    """URLs of the remote games the user installed (``games.json`` in the config dir)."""
-    path = (config_dir or user_config_dir()) / "games.json"
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        log.warning("%s: unreadable (%s); no remote games loaded", path, exc)
-        return []
-    urls = data.get("remote", []) if isinstance(data, dict) else []
-    return [u for u in urls if isinstance(u, str) and is_url(u)]
+__all__ = ["GameRegistry"]
 
 
 class GameRegistry:
@@ -105,33 +79,3 @@ def _contains_heard(said: str, info: GameInfo) -> bool:
             if is_match(said[i : i + n], name):
                 return True
     return False
-
-
-@asynccontextmanager
-async def open_registry(
-    *,
-    extra: Sequence[str] = (),
-    remote: Sequence[str] | None = None,
-    builtin_dir: Path | None = None,
-    trace: Trace = NULL_TRACE,
-) -> AsyncIterator[GameRegistry]:
-    """Open every built-in game, the installed remote games and ``extra`` (``--game``).
-
-    A game that fails to open is left out and named in ``registry.problems`` so one
-    broken game never keeps the robot from playing the others.
-    """
-    registry = GameRegistry()
-    root = builtin_dir or builtin_games_dir()
-    targets = [str(p) for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()]
-    targets += list(installed_remote_games() if remote is None else remote)
-    targets += list(extra)
-    async with AsyncExitStack() as stack:
-        for target in targets:
-            try:
-                client = await stack.enter_async_context(open_game(target, trace=trace))
-            except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
-                registry.problems.append(f"{target}: {exc}")
-                log.warning("game %s not available: %s", target, exc)
-                continue
-            registry.add(client)
-        yield registry

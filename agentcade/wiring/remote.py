@@ -1,4 +1,4 @@
-"""``RemoteGameClient``: a ``GameClient`` for a game served over A2A.
+"""``RemoteGameClient``: a ``GameClient`` for a game served over A2A (the A2A adapter).
 
 The card is fetched and checked once when the game is opened; the protocol version is the
 newest both sides list. Requests always go to the address the user entered: the host is
@@ -10,21 +10,28 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from urllib.parse import urlsplit, urlunsplit
 
-from agentcade.a2a.card import CardInfo
+from agentcade.a2a.card import CardInfo, endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.game.client import GameInfo, ReplyStream
 from agentcade.protocol import GameInput
 from agentcade.trace import NULL_TRACE, Trace
 
-__all__ = ["RemoteGameClient", "endpoint_for", "open_remote_game"]
+__all__ = ["RemoteGameClient", "info_from_card", "open_remote_game"]
 
 
-def endpoint_for(entered: str, card: CardInfo) -> str:
-    """The entered address's scheme and host with the card's JSON-RPC path."""
-    base = urlsplit(entered)
-    return urlunsplit((base.scheme, base.netloc, card.rpc_path, "", ""))
+def info_from_card(card: CardInfo, location: str) -> GameInfo:
+    """The info of a remote game, from its agent card."""
+    return GameInfo(
+        id=card.game_id,
+        name=card.name,
+        description=card.description,
+        summary=card.summary,
+        aliases=tuple(card.aliases),
+        capabilities=tuple(card.capabilities),
+        version=card.version,
+        location=location,
+    )
 
 
 class RemoteGameClient:
@@ -36,7 +43,7 @@ class RemoteGameClient:
         self.protocol = protocol
         self.endpoint = endpoint_for(url, card)
         self._client = client
-        self.info = GameInfo.from_card(card, url)
+        self.info = info_from_card(card, url)
 
     @asynccontextmanager
     async def stream(self, context_id: str, game_input: GameInput) -> AsyncIterator[ReplyStream]:

@@ -75,7 +75,7 @@ async def open_local_game(
 async def open_game(target: str, *, trace: Trace = NULL_TRACE) -> AsyncIterator[GameClient]:
     """A ``GameClient`` for a folder, a built-in id or a URL."""
     if is_url(target):
-        from agentcade.a2a.remote import open_remote_game
+        from agentcade.wiring.remote import open_remote_game
 
         async with open_remote_game(target, trace=trace) as remote:
             yield remote

@@ -1,0 +1,186 @@
+"""Checking a game folder: SKILL.md, the game import, the tools, then a served session.
+
+SKILL.md (``check_skill``; its own rule IDs), the game import (``GAME-LOAD``), the tools
+(``TOOLS-*``, ``SKILL-TOOL-MISSING``), then the folder is served on a free 127.0.0.1 port
+and checked like a URL (``agentcade.check.session``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import trio
+
+from agentcade.a2a.client import A2AClient
+from agentcade.check.rules import (
+    _GAME_RULES,
+    _SESSION_RULES,
+    DEFAULT_SAY,
+    DEFAULT_TIMEOUT,
+    CheckResult,
+)
+from agentcade.check.session import check_session
+from agentcade.settings import AgentSettings
+from agentcade.skill import RULES as SKILL_RULES, Skill, check_skill
+
+__all__ = ["run_check"]
+
+
+async def run_check(
+    target: str,
+    *,
+    say: str = DEFAULT_SAY,
+    timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per request, not for the whole check
+    client: A2AClient | None = None,
+) -> CheckResult:
+    """Check a game folder (or built-in id) or an http(s) URL; never raises for game problems."""
+    from agentcade.wiring.games import is_url
+
+    if is_url(target):
+        result = CheckResult(target)
+        await check_session(result, target, say=say, timeout=timeout, client=client)
+        return result
+    return await _check_folder(target, say=say, timeout=timeout, client=client)
+
+
+async def _check_folder(
+    target: str, *, say: str, timeout: float, client: A2AClient | None  # noqa: ASYNC109
+) -> CheckResult:
+    from agentcade.game.loader import GameLoadError, load_game, resolve_game
+    from agentcade.settings import SettingsError
+    from agentcade.tools import BUILTIN_TOOL_NAMES, ToolDefinitionError, collect_tools
+    from agentcade.wiring.games import open_local_game
+    from agentcade.wiring.serve import serve_game
+
+    result = CheckResult(target)
+    try:
+        path = resolve_game(target)
+    except GameLoadError as exc:
+        result.problem("GAME-LOAD", str(exc), "give the path of a game folder (with SKILL.md and agent.py)")
+        return result
+    builtin = path.parent.name == "games"  # the same rule as open_local_game
+
+    skill_ok = _check_skill_file(result, path, expect_id=path.name if builtin else None)
+    if not skill_ok:
+        for rule in _GAME_RULES:
+            result.skip(rule, "not checked: SKILL.md has errors")
+        _skip_session(result, "not checked: the game did not load")
+        return result
+    try:
+        game = load_game(path, builtin=builtin)
+        tools = collect_tools(game.agent_cls)
+    except (GameLoadError, ToolDefinitionError) as exc:
+        cause = exc if isinstance(exc, ToolDefinitionError) else exc.__cause__
+        if isinstance(cause, ToolDefinitionError):
+            result.problem("TOOLS-DEFINITION", str(cause), "fix the @tool declaration as the message says")
+            result.ok("GAME-LOAD", "the game folder loads apart from its tools")
+        else:
+            result.problem("GAME-LOAD", str(exc), "fix the file named in the message, then run check again")
+            result.skip("TOOLS-DEFINITION", "not checked: the game did not load")
+        for rule in _GAME_RULES[2:]:
+            result.skip(rule, "not checked: the game did not load")
+        _skip_session(result, "not checked: the game did not load")
+        return result
+    result.skill = game.skill
+    result.ok("GAME-LOAD")
+    result.ok("TOOLS-DEFINITION")
+    _check_tool_mentions(result, game.skill, set(tools), BUILTIN_TOOL_NAMES)
+    _check_settings_declared(result, path, game.agent_cls.config)
+
+    try:
+        async with open_local_game(str(path), builtin=builtin) as local:
+            result.offline = bool(local.settings.llm.offline)
+            async with trio.open_nursery() as nursery:
+                _port, _card_url = await nursery.start(
+                    lambda task_status: serve_game(
+                        local, port=0, host="127.0.0.1", url=None, task_status=task_status
+                    )
+                )
+                served = f"http://127.0.0.1:{_port}/"
+                await check_session(
+                    result, served, say=say, timeout=timeout, client=client, local=True
+                )
+                nursery.cancel_scope.cancel()
+    except (SettingsError, GameLoadError, OSError) as exc:  # settings, start-up
+        result.problem(
+            "GAME-LOAD",
+            f"the game could not be served: {type(exc).__name__}: {exc}",
+            "fix settings.yaml / .env as the message says",
+        )
+        _skip_session(result, "not checked: the game could not be served")
+    return result
+
+
+def _check_skill_file(result: CheckResult, path: Path, *, expect_id: str | None) -> bool:
+    """SKILL.md rules; returns whether it has no ``fail`` problem (so the game can load)."""
+    skill_path = path / "SKILL.md"
+    if not skill_path.is_file():
+        return True  # load_game reports the missing file as GAME-LOAD
+    data = skill_path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        result.problem(
+            "SKILL-ENCODING", f"SKILL.md is not valid UTF-8 (byte {exc.start})", "save SKILL.md as UTF-8"
+        )
+        return False
+    _skill, problems = check_skill(text, source=str(skill_path), expect_id=expect_id)
+    for p in problems:
+        result.problem(p.rule, f"SKILL.md: {p.field}: {p.message}", p.fix)
+    for rule in SKILL_RULES:
+        if rule == "SKILL-ID-FOLDER" and expect_id is None:
+            continue
+        result.ok(rule, "SKILL.md follows this rule")
+    return not any(p.level == "fail" for p in problems)
+
+
+def _check_tool_mentions(
+    result: CheckResult, skill: Skill, tools: set[str], builtins: frozenset[str]
+) -> None:
+    for name in skill.tool_references:
+        if name not in tools and name not in builtins:
+            close = sorted(tools)
+            result.problem(
+                "SKILL-TOOL-MISSING",
+                f'SKILL.md says "调用 {name}" but the game has no tool {name!r}'
+                + (f" (tools: {', '.join(close)})" if close else ""),
+                "rename the mention in SKILL.md to the tool's name, or add the tool",
+            )
+    result.ok("SKILL-TOOL-MISSING")
+    for name in sorted(tools):
+        if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", skill.body):
+            result.problem(
+                "TOOLS-UNMENTIONED",
+                f"the tool {name!r} is never mentioned in SKILL.md",
+                f'say when to use it in the flow, e.g. "调用 {name}", or remove the tool',
+            )
+    result.ok("TOOLS-UNMENTIONED")
+
+
+def _check_settings_declared(result: CheckResult, folder: Path, config_cls: type[AgentSettings]) -> None:
+    """A field of config.py that settings.yaml does not list is still read, but nobody
+    learns it exists: no description, no default, nothing in a generated .env example."""
+    from agentcade.settings import LLM_KEYS, SettingsError, load_settings_spec
+
+    spec = folder / "settings.yaml"
+    try:
+        declared = {s.key for s in load_settings_spec(spec)} if spec.is_file() else set()
+    except SettingsError:
+        result.skip("SETTINGS-UNDECLARED", "not checked: settings.yaml does not load (see GAME-LOAD)")
+        return
+    missing = [k for k in config_cls.setting_keys() if k not in declared and k not in LLM_KEYS]
+    if missing:
+        result.problem(
+            "SETTINGS-UNDECLARED",
+            f"config.py reads {', '.join(missing)}, which settings.yaml does not list",
+            "add an item (key, description, default) for each to settings.yaml",
+        )
+    else:
+        result.ok("SETTINGS-UNDECLARED")
+
+
+def _skip_session(result: CheckResult, why: str) -> None:
+    for rule in ("CARD-READABLE", "CARD-STREAMING", "CARD-PROTOCOL", "CARD-URL-MISMATCH",
+                 "URL-HTTPS", "PROTOCOL-SUNSET", *_SESSION_RULES):
+        result.skip(rule, why)

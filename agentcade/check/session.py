@@ -1,0 +1,387 @@
+"""Checking a served game (a URL, or a folder once served): the card, then a real session.
+
+The card, then ``start``, one ``message``, ``end`` — plus a ``message`` to a context that
+does not exist. Replies are read with ``A2AClient``; the raw JSON-RPC results it keeps
+(``ReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import trio
+
+from agentcade.a2a.card import CardInfo, endpoint_for
+from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
+from agentcade.allowlist import KNOWN_CAPABILITIES
+from agentcade.check.rules import (
+    _SESSION_RULES,
+    DEFAULT_SAY,
+    DEFAULT_START,
+    DEFAULT_TIMEOUT,
+    FIRST_REPLY_SLOW,
+    CheckResult,
+)
+from agentcade.device.validate import DirectiveError, validate_directive
+from agentcade.protocol import (
+    SUPPORTED_VERSIONS,
+    GameInput,
+    GameReply,
+    ProtocolError,
+    parse_reply,
+    sunset_of,
+    unknown_fields,
+)
+
+__all__ = ["check_session"]
+
+
+def _is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_port(url: str) -> tuple[str, int | None]:
+    parts = urlsplit(url)
+    default = 443 if parts.scheme == "https" else 80
+    return (parts.hostname or "").lower(), parts.port or default
+
+
+async def check_session(
+    result: CheckResult,
+    url: str,
+    *,
+    say: str = DEFAULT_SAY,
+    timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per request
+    client: A2AClient | None = None,
+    local: bool = False,
+) -> None:
+    """The card and session checks against ``url``; findings go into ``result``.
+
+    ``local``: ``url`` is a folder served by ``check`` itself (SKILL.md rules already ran,
+    so the card's author/capabilities are not checked again).
+    """
+    result.url = url
+    a2a = client or A2AClient(reply_timeout=timeout)
+    parts = urlsplit(url)
+    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        result.problem(
+            "URL-HTTPS",
+            f"{url} uses http: what users say travels unencrypted",
+            "serve the game over https (a reverse proxy with a certificate, or a hosted Space)",
+        )
+    result.ok("URL-HTTPS")
+
+    try:
+        _raw, card = await a2a.fetch_card(url)
+    except GameRemoteError as exc:
+        result.problem(
+            "CARD-READABLE",
+            f"cannot read the agent card: {exc}",
+            "serve the card at /.well-known/agent-card.json (see the guide's 不用 Python 写)",
+        )
+        for rule in ("CARD-STREAMING", "CARD-PROTOCOL", "CARD-URL-MISMATCH", "PROTOCOL-SUNSET",
+                     *_SESSION_RULES):
+            result.skip(rule, "not checked: no usable agent card")
+        return
+    result.card = card
+    result.ok("CARD-READABLE", f"the agent card is readable ({card.name}, {card.game_id} {card.version})")
+    if not card.streaming:
+        result.problem(
+            "CARD-STREAMING",
+            "the card does not declare capabilities.streaming = true",
+            'add "capabilities": {"streaming": true} to the card and answer SendStreamingMessage with SSE',
+        )
+    result.ok("CARD-STREAMING")
+    if _host_port(card.url) != _host_port(url):
+        result.problem(
+            "CARD-URL-MISMATCH",
+            f"the card's JSON-RPC URL {card.url} is not on the checked address {url}",
+            "set PUBLIC_URL (or --public-url) to the address users enter",
+        )
+    result.ok("CARD-URL-MISMATCH")
+    if not local:
+        _check_card_declaration(result, card)
+
+    protocol = negotiate_protocol(card)
+    if protocol is None:
+        ours = ", ".join(v.name for v in SUPPORTED_VERSIONS)
+        result.problem(
+            "CARD-PROTOCOL",
+            f"the card's skill lists {', '.join(card.protocols)}; agentcade speaks {ours}",
+            f"tag the game's skill with {SUPPORTED_VERSIONS[0].name!r} and speak it",
+        )
+        result.skip("PROTOCOL-SUNSET", "not checked: no common protocol version")
+        for rule in _SESSION_RULES:
+            result.skip(rule, "not checked: no common protocol version")
+        return
+    result.ok("CARD-PROTOCOL", f"the card lists {protocol}")
+    sunset = sunset_of(protocol)
+    if sunset is not None:
+        result.problem(
+            "PROTOCOL-SUNSET",
+            f"support for {protocol} ends on {sunset.isoformat()}",
+            f"move the game to {SUPPORTED_VERSIONS[0].name} before then",
+        )
+    result.ok("PROTOCOL-SUNSET")
+
+    session = _Session(result, a2a, endpoint_for(url, card), protocol, card, timeout)
+    await session.run(say)
+
+
+def _check_card_declaration(result: CheckResult, card: CardInfo) -> None:
+    """The declaration warnings that a card can show (a URL has no SKILL.md to read)."""
+    if not card.author:
+        result.problem(
+            "SKILL-AUTHOR-MISSING",
+            "the card has no provider.organization (author)",
+            'add "provider": {"organization": "<you>", "url": "<homepage>"}; the catalog needs it',
+        )
+    result.ok("SKILL-AUTHOR-MISSING", f"the card names its author ({card.author})")
+    for cap in card.capabilities:
+        if cap not in KNOWN_CAPABILITIES:
+            result.problem(
+                "SKILL-CAPABILITY-UNKNOWN",
+                f"the card declares the unknown capability {cap!r}",
+                f"remove capability:{cap}; known: {', '.join(sorted(KNOWN_CAPABILITIES))}",
+            )
+    result.ok("SKILL-CAPABILITY-UNKNOWN", "every declared capability is known")
+
+
+@dataclass
+class _Outcome:
+    """One request's replies, how long the first took, and what went wrong."""
+
+    kind: str
+    replies: list[tuple[GameReply, bool]] = field(default_factory=list)
+    first_after: float | None = None
+    error: GameRemoteError | None = None
+    timed_out: bool = False
+
+    @property
+    def final(self) -> GameReply | None:
+        if self.replies and self.replies[-1][1]:
+            return self.replies[-1][0]
+        return None
+
+
+_REQUEST_RULE = {
+    "start": "SESSION-START-REPLY",
+    "message": "SESSION-MESSAGE-REPLY",
+    "end": "SESSION-END-REPLY",
+}
+
+
+class _Session:
+    def __init__(
+        self,
+        result: CheckResult,
+        client: A2AClient,
+        endpoint: str,
+        protocol: str,
+        card: CardInfo,
+        timeout: float,
+    ) -> None:
+        self.result = result
+        self.client = client
+        self.endpoint = endpoint
+        self.protocol = protocol
+        self.card = card
+        self.timeout = timeout
+        self.seen_unknown: set[str] = set()
+
+    async def run(self, say: str) -> None:
+        r = self.result
+        context = f"agentcade-check-{uuid.uuid4().hex}"
+        outcomes = [
+            await self.request(context, GameInput(kind="start", text=DEFAULT_START)),
+            await self.request(context, GameInput(kind="message", text=say)),
+            await self.request(context, GameInput(kind="end", text="结束游戏")),
+        ]
+        missing = await self.request(
+            f"agentcade-check-missing-{uuid.uuid4().hex}", GameInput(kind="message", text=say)
+        )
+        for outcome in outcomes:
+            self.judge_request(outcome)
+        end = outcomes[2]
+        if end.final is not None and end.final.session != "ended":
+            r.problem(
+                "SESSION-END-ENDED",
+                "the final reply to end says session 'active'",
+                "answer end with session 'ended' (SkillAgent does it; otherwise set it yourself)",
+            )
+        elif end.final is None:
+            r.skip("SESSION-END-ENDED", "not checked: end got no final reply")
+        r.ok("SESSION-END-ENDED")
+        if missing.final is None:
+            r.problem(
+                "SESSION-MISSING-ENDED",
+                f"a message to a session that does not exist got no final reply ({_why(missing)})",
+                "answer message/end for an unknown context_id with a final reply, session 'ended'",
+            )
+        elif missing.final.session != "ended":
+            r.problem(
+                "SESSION-MISSING-ENDED",
+                "a message to a session that does not exist answered session 'active'",
+                "answer message/end for an unknown context_id with session 'ended' "
+                "(the main agent then knows the game is over)",
+            )
+        r.ok("SESSION-MISSING-ENDED")
+        for outcome in [*outcomes, missing]:
+            if outcome.first_after is not None and outcome.first_after > FIRST_REPLY_SLOW:
+                r.problem(
+                    "REPLY-FIRST-SLOW",
+                    f"the first reply to {outcome.kind} came after {outcome.first_after:.1f} s",
+                    'say something first (turn.say("稍等")) and show effects.Progress',
+                )
+        for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-UNKNOWN-FIELD",
+                     "REPLY-ENDED-EARLY", "SESSION-TIMEOUT", "DIRECTIVE-INVALID",
+                     "DIRECTIVE-UNDECLARED"):
+            r.ok(rule)
+
+    async def request(self, context: str, game_input: GameInput) -> _Outcome:
+        outcome = _Outcome(game_input.kind)
+        started = trio.current_time()
+        results: list[object] = []
+        with trio.move_on_after(self.timeout) as scope:
+            try:
+                async with self.client.stream(
+                    self.endpoint, context, game_input, protocol=self.protocol
+                ) as replies:
+                    results = replies.results
+                    async for reply, is_final in replies:
+                        if outcome.first_after is None:
+                            outcome.first_after = trio.current_time() - started
+                        outcome.replies.append((reply, is_final))
+                        self.check_directives(game_input.kind, reply)
+            except GameRemoteError as exc:
+                outcome.error = exc
+        self.inspect_raw(game_input.kind, results)
+        if scope.cancelled_caught or (outcome.error is not None and outcome.error.kind == "timeout"):
+            outcome.timed_out = True
+            self.result.problem(
+                "SESSION-TIMEOUT",
+                f"no final reply to {game_input.kind} within {self.timeout:g} s",
+                "answer every request; say something within 8 s and finish well before the timeout",
+            )
+        elif (
+            outcome.error is not None
+            and outcome.error.kind == "protocol"
+            and "before its final reply" not in outcome.error.message
+            and not any(f.rule == "REPLY-FORMAT" for f in self.result.findings)
+        ):
+            self.result.problem(
+                "REPLY-FORMAT",
+                f"the reply to {game_input.kind} cannot be read: {outcome.error.message}",
+                "send each reply as a DataPart GameReply (see the guide's 不用 Python 写)",
+            )
+        return outcome
+
+    def inspect_raw(self, kind: str, results: list[object]) -> None:
+        """REPLY-FORMAT and REPLY-UNKNOWN-FIELD from the raw DataParts."""
+        for data in _reply_payloads(results):
+            try:
+                parse_reply(data)
+            except ProtocolError as exc:
+                self.result.problem(
+                    "REPLY-FORMAT",
+                    f"a reply to {kind} is not a valid GameReply: {exc}",
+                    'send {"protocol": "agentcade/1", "text": ..., "directives": [...], '
+                    '"session": "active|ended"} in a DataPart',
+                )
+                continue
+            for name in unknown_fields(data):
+                if name in self.seen_unknown:
+                    continue
+                self.seen_unknown.add(name)
+                self.result.problem(
+                    "REPLY-UNKNOWN-FIELD",
+                    f"a reply to {kind} has the field {name!r}, which the protocol does not define",
+                    "check the spelling (text, directives, session, protocol; call, args, kwargs)",
+                )
+
+    def check_directives(self, kind: str, reply: GameReply) -> None:
+        for directive in reply.directives:
+            try:
+                validate_directive(directive, self.card.capabilities)
+            except DirectiveError as exc:
+                rule = "DIRECTIVE-UNDECLARED" if exc.kind == "undeclared" else "DIRECTIVE-INVALID"
+                fix = exc.hint or "use only the open SDK calls with the SDK's arguments"
+                self.result.problem(rule, f"a reply to {kind} has {directive.describe()}: {exc.reason}", fix)
+
+    def judge_request(self, outcome: _Outcome) -> None:
+        r = self.result
+        rule = _REQUEST_RULE[outcome.kind]
+        final = outcome.final
+        if final is None:
+            r.problem(rule, f"{outcome.kind} got no final reply ({_why(outcome)})",
+                      "end every request with a final (completed) reply that has text")
+        elif not final.text.strip():
+            r.problem(rule, f"the final reply to {outcome.kind} has no text",
+                      "give the final reply 1..500 characters of speakable text")
+        else:
+            r.ok(rule, f"{outcome.kind} got {len(outcome.replies)} replies; the last says “{_clip(final.text)}”")
+        for reply, is_final in outcome.replies:
+            if not is_final and reply.session == "ended":
+                r.problem(
+                    "REPLY-ENDED-EARLY",
+                    f"an intermediate reply to {outcome.kind} says session 'ended'",
+                    "say 'ended' only in the final (completed) reply",
+                )
+
+
+def _why(outcome: _Outcome) -> str:
+    if outcome.timed_out:
+        return "timed out"
+    if outcome.error is not None:
+        return str(outcome.error)
+    if not outcome.replies:
+        return "no reply at all"
+    return "the stream ended without a final reply"
+
+
+def _clip(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _messages(result: object) -> Iterator[dict[str, Any]]:
+    """The agent messages in one JSON-RPC result (status updates, tasks, messages)."""
+    if not isinstance(result, dict):
+        return
+    if isinstance(result.get("statusUpdate"), dict):
+        status = result["statusUpdate"].get("status")
+    elif isinstance(result.get("task"), dict) or "status" in result:
+        task = result.get("task", result)
+        status = task.get("status") if isinstance(task, dict) else None
+    elif isinstance(result.get("message"), dict):
+        yield result["message"]
+        return
+    else:
+        return
+    if isinstance(status, dict) and isinstance(status.get("message"), dict):
+        yield status["message"]
+
+
+def _reply_payloads(results: list[object]) -> Iterator[object]:
+    for result in results:
+        for message in _messages(result):
+            parts = message.get("parts")
+            if not isinstance(parts, list):
+                continue
+            for part in parts:
+                if isinstance(part, dict) and "data" in part:
+                    yield part["data"]
+                    break
+

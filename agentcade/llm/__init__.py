@@ -1,0 +1,46 @@
+"""Chat models: the ``ChatModel`` protocol, the OpenAI-compatible client and the offline model.
+
+One module per job:
+
+* ``base``: ``ChatModel``, ``ModelReply``, ``ToolCall``, ``ModelError`` (what every model is);
+* ``client``: ``OpenAIChatModel`` over ``openai.AsyncOpenAI``, and the shared client pool;
+* ``stream``: assembling a streamed completion into one ``ModelReply``;
+* ``offline``: ``OfflineModel``, the deterministic stand-in when no model is configured;
+* ``spoken``: ``speak_results``, plain speech for tool results (the spoken fallback).
+
+Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the request.
+"""
+
+from __future__ import annotations
+
+from agentcade.llm.base import ChatModel, ModelError, ModelReply, ToolCall
+from agentcade.llm.client import OpenAIChatModel
+from agentcade.llm.offline import MAX_TOOL_CALLS, OfflineModel
+from agentcade.llm.spoken import SPEECH_KEYS, speak_results
+from agentcade.settings import LLMSettings
+
+__all__ = [
+    "MAX_TOOL_CALLS",
+    "SPEECH_KEYS",
+    "ChatModel",
+    "ModelError",
+    "ModelReply",
+    "OfflineModel",
+    "OpenAIChatModel",
+    "ToolCall",
+    "make_model",
+    "offline_notice",
+    "speak_results",
+]
+
+
+def offline_notice() -> str:
+    """One line for the CLI when the offline model is used."""
+    return "未配置大模型（LLM_BASE_URL / LLM_API_KEY），使用离线模型。"
+
+
+def make_model(settings: LLMSettings, *, stream: bool = False) -> ChatModel:
+    """``OfflineModel`` when ``settings.offline``, else ``OpenAIChatModel``."""
+    if settings.offline:
+        return OfflineModel()
+    return OpenAIChatModel(settings, stream=stream)

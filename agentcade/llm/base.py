@@ -1,0 +1,61 @@
+"""What every model is: the ``ChatModel`` protocol and the ``ModelReply`` it answers with.
+
+Messages and tool schemas are in OpenAI chat-completions format. A model answers one
+request with a ``ModelReply``: text, tool calls, or both.
+
+Error tree::
+
+    ModelError          any failure of the model: HTTP status, connection, timeout,
+                        garbage body, no choices, malformed tool calls. Short message,
+                        never the API key.
+
+Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["ChatModel", "ModelError", "ModelReply", "ToolCall"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by the model; ``arguments`` is JSON text (maybe invalid)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """The model's answer to one request."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ModelError(Exception):
+    """The model failed (HTTP, timeout, garbage). The message is short and has no secrets."""
+
+
+class ChatModel(Protocol):
+    """What ``SkillAgent`` needs from a model."""
+
+    name: str
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        """Answer ``messages`` with ``tools`` available.
+
+        Raises:
+            ModelError: any failure of the model. Cancellation propagates.
+        """
+        ...
+
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,199 @@
+"""``OpenAIChatModel``: an OpenAI-compatible model over ``openai.AsyncOpenAI``, and the pool.
+
+The client runs its HTTP on anyio, which runs natively under trio, so no asyncio bridge
+is involved. The client must be closed with ``aclose()``: its garbage-collection fallback
+only works under asyncio. Models with the same endpoint share one client (``_CLIENTS``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+import trio
+
+from agentcade.llm.base import ModelError, ModelReply, ToolCall, _short
+from agentcade.llm.stream import _StreamAssembler
+from agentcade.settings import LLMSettings
+
+__all__ = ["OpenAIChatModel"]
+
+
+class OpenAIChatModel:
+    """An OpenAI-compatible chat-completions model, over ``openai.AsyncOpenAI``.
+
+    Args:
+        settings: where and what to call. ``settings.timeout`` bounds each HTTP attempt.
+        stream: request ``stream=True`` and assemble text and tool-call deltas (lower time
+            to first byte through buffering proxies; the result is the same ``ModelReply``).
+        max_retries: retries of the openai client on connection errors, timeouts, 408/409/
+            429/5xx (with its own short backoff).
+    """
+
+    def __init__(self, settings: LLMSettings, *, stream: bool = False, max_retries: int = 1) -> None:
+        self.name = settings.model
+        self._settings = settings
+        self._stream = stream
+        self._secret = settings.api_key.get_secret_value() if settings.api_key else ""
+        self._lease: _Lease | None = _CLIENTS.acquire(
+            (settings.base_url or "", self._secret, settings.timeout, max_retries)
+        )
+        self._client = self._lease.client
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.name!r}, base_url={self._settings.base_url!r})"
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        """Call ``chat.completions.create`` once (plus the client's retries).
+
+        Raises:
+            ModelError: any failure, including an unusable response. ``trio.Cancelled``
+                propagates (the HTTP request is abandoned with it).
+        """
+        kwargs: dict[str, Any] = {
+            "model": self._settings.model,
+            "messages": messages,
+            "temperature": self._settings.temperature,
+        }
+        if tools:
+            kwargs["tools"] = tools
+        # The one boundary of this layer: every foreign failure becomes ModelError here.
+        # trio.Cancelled is a BaseException and passes through.
+        try:
+            if self._stream:
+                return await self._complete_streamed(kwargs)
+            completion = await self._client.chat.completions.create(**kwargs)
+            return _reply_from_completion(completion)
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise ModelError(self._describe(exc)) from exc
+
+    async def _complete_streamed(self, kwargs: dict[str, Any]) -> ModelReply:
+        # We parse the SSE ourselves instead of iterating openai's AsyncStream: that one
+        # breaks out of its generators at [DONE], and under trio every abandoned async
+        # generator is finalised with a ResourceWarning (asyncio finalises them silently).
+        # Reading the body to its end exhausts every generator in the chain.
+        assembler = _StreamAssembler()
+        create = self._client.chat.completions.with_streaming_response.create
+        async with create(**kwargs, stream=True) as response:
+            data: list[str] = []
+            async for line in response.iter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].removeprefix(" "))
+                elif not line and data:  # a blank line ends one event
+                    assembler.feed("\n".join(data))
+                    data = []
+            if data:
+                assembler.feed("\n".join(data))
+        return assembler.reply()
+
+    def _describe(self, exc: Exception) -> str:
+        if isinstance(exc, openai.APITimeoutError):
+            message = f"model request timed out after {self._settings.timeout:g}s"
+        elif isinstance(exc, openai.APIStatusError):
+            message = f"model returned HTTP {exc.status_code}: {_short(_status_detail(exc))}"
+        elif isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            message = f"cannot reach the model: {_short(str(cause) if cause else str(exc))}"
+        elif isinstance(exc, ValueError):  # json.JSONDecodeError, pydantic validation
+            message = f"model returned a malformed response ({type(exc).__name__})"
+        else:
+            message = f"model request failed: {type(exc).__name__}: {_short(str(exc))}"
+        if self._secret and len(self._secret) >= 4:
+            message = message.replace(self._secret, "***")
+        return message
+
+    async def aclose(self) -> None:
+        """Give the shared HTTP client back; the last model using it closes it."""
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            await _CLIENTS.release(lease)
+
+
+@dataclass(eq=False)
+class _Lease:
+    key: tuple[object, ...]
+    client: openai.AsyncOpenAI
+    users: int = 0
+
+
+class _SharedClients:
+    """One ``openai.AsyncOpenAI`` per connection settings and trio run, shared by models.
+
+    Building a client costs about 20 ms of CPU and 0.8 MiB (its TLS context loads the CA
+    bundle, even for http), and every session of every game makes a model: per-session
+    clients made a served game cost 870 KiB per idle session and fed the garbage
+    collector pauses that stretched ``end`` latency (tests/bench). Model name and
+    temperature are per call, so sessions with the same endpoint can share one client —
+    and one connection pool. The key includes the trio run, because the client's
+    connections belong to the event loop that opened them.
+    """
+
+    def __init__(self) -> None:
+        self._leases: dict[tuple[object, ...], _Lease] = {}
+
+    def acquire(self, settings_key: tuple[str, str, float, int]) -> _Lease:
+        try:
+            run: object = trio.lowlevel.current_trio_token()
+        except RuntimeError:  # outside trio: a client of its own
+            run = object()
+        key = (run, *settings_key)
+        lease = self._leases.get(key)
+        if lease is None:
+            base_url, secret, timeout, retries = settings_key
+            client = openai.AsyncOpenAI(
+                base_url=base_url or None,
+                # Local OpenAI-compatible servers often need no key, but the client insists.
+                api_key=secret or "no-key",
+                timeout=timeout,
+                max_retries=retries,
+            )
+            lease = self._leases[key] = _Lease(key, client)
+        lease.users += 1
+        return lease
+
+    async def release(self, lease: _Lease) -> None:
+        lease.users -= 1
+        if lease.users == 0:
+            if self._leases.get(lease.key) is lease:
+                del self._leases[lease.key]
+            await lease.client.close()
+
+
+_CLIENTS = _SharedClients()
+
+def _status_detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, Mapping) else None
+        if isinstance(message, str):
+            return message
+        return json.dumps(body, ensure_ascii=False)
+    return str(body) if body is not None else exc.message
+
+
+def _reply_from_completion(completion: Any) -> ModelReply:
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise ModelError("model returned no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise ModelError("model returned a choice without a message")
+    content = message.content
+    if content is not None and not isinstance(content, str):
+        raise ModelError("model returned non-text content")
+    tool_calls = []
+    for index, call in enumerate(message.tool_calls or ()):
+        function = getattr(call, "function", None)
+        if function is None or not isinstance(getattr(function, "name", None), str) or not function.name:
+            raise ModelError("model returned a tool call that is not a function call")
+        if not isinstance(function.arguments, str):
+            raise ModelError("model returned tool-call arguments that are not a string")
+        tool_calls.append(ToolCall(id=call.id or f"call_{index}", name=function.name, arguments=function.arguments))
+    return ModelReply(text=content or "", tool_calls=tuple(tool_calls))
+

@@ -1,0 +1,70 @@
+"""Opening the game registry: built-in games, installed remote games and ``--game`` ones.
+
+Three sources, in this order (a later one replaces an earlier one with the same id):
+the built-in games under ``games/`` (in-process), the URLs listed in
+``<user config dir>/games.json`` (``{"remote": ["https://..."]}``, over A2A), then
+``--game <dir|url>``. ``GameRegistry`` itself (``agentcade.main.registry``) only holds and
+finds them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+from agentcade.game.loader import builtin_games_dir
+from agentcade.main.registry import GameRegistry
+from agentcade.settings import user_config_dir
+from agentcade.trace import NULL_TRACE, Trace
+from agentcade.wiring.games import is_url, open_game
+
+__all__ = ["installed_remote_games", "open_registry"]
+
+log = logging.getLogger(__name__)
+
+
+def installed_remote_games(config_dir: Path | None = None) -> list[str]:
+    """URLs of the remote games the user installed (``games.json`` in the config dir)."""
+    path = (config_dir or user_config_dir()) / "games.json"
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("%s: unreadable (%s); no remote games loaded", path, exc)
+        return []
+    urls = data.get("remote", []) if isinstance(data, dict) else []
+    return [u for u in urls if isinstance(u, str) and is_url(u)]
+
+
+@asynccontextmanager
+async def open_registry(
+    *,
+    extra: Sequence[str] = (),
+    remote: Sequence[str] | None = None,
+    builtin_dir: Path | None = None,
+    trace: Trace = NULL_TRACE,
+) -> AsyncIterator[GameRegistry]:
+    """Open every built-in game, the installed remote games and ``extra`` (``--game``).
+
+    A game that fails to open is left out and named in ``registry.problems`` so one
+    broken game never keeps the robot from playing the others.
+    """
+    registry = GameRegistry()
+    root = builtin_dir or builtin_games_dir()
+    targets = [str(p) for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()]
+    targets += list(installed_remote_games() if remote is None else remote)
+    targets += list(extra)
+    async with AsyncExitStack() as stack:
+        for target in targets:
+            try:
+                client = await stack.enter_async_context(open_game(target, trace=trace))
+            except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
+                registry.problems.append(f"{target}: {exc}")
+                log.warning("game %s not available: %s", target, exc)
+                continue
+            registry.add(client)
+        yield registry

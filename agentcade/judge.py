@@ -31,7 +31,10 @@ Theory of operation
    so there the tone must agree as well (``蛇`` she2 ≈ ``舌`` she2, but ``狗`` gou3 ≠
    ``够`` gou4). Particle and function
    characters (``吗 吧 是 不 还`` …) only ever match themselves, so ``是吗`` is never a
-   homophone of ``马``; numeral characters match by value only (``两`` = ``二``, but
+   homophone of ``马``; the softer ones (fillers and list words ``额 哇 和`` …) may stand
+   for a same-sound character inside a word of two or more syllables (``起额`` for
+   ``企鹅``, ``和马`` for ``河马``), never as a one-syllable answer (``哇`` is not ``蛙``);
+   numeral characters match by value only (``两`` = ``二``, but
    ``四只小猪`` is not ``三只小猪``).
 
 4. **Find answer spans.** A span of utterance tokens states the answer when a weighted
@@ -40,7 +43,7 @@ Theory of operation
    any other substitution costs 2, an insertion or deletion costs 1. The budget is 0 for
    one- and two-syllable answers (``老虎`` vs ``老鼠``, ``海豚`` vs ``海豹`` differ by one
    syllable: rejected), 1 for three to five syllables and 2 from six; insertions and
-   deletions are allowed only from four syllables (so ``熊猫`` is not ``大熊猫``). A span
+   deletions are allowed only from four syllables (so answer ``大熊猫`` is not ``熊猫``). A span
    with any cost must also pass a rapidfuzz ratio on the folded pinyin strings, with a
    threshold that falls with length. English words compare as lowercase strings with a
    Levenshtein budget by length (0 up to 5 letters, 1 up to 7, 2 beyond; same first
@@ -50,8 +53,13 @@ Theory of operation
    left to right, into answer spans (at least one; repetition ``老虎老虎`` is fine) and
    padding phrases from a small closed list: hedges and frames (``我猜是``, ``应该是``,
    ``答案是``, ``是不是``, ``对不对``, ``会不会是``), fillers (``嗯``, ``呃``) and sentence
-   particles (``吧 呀 啊 呢 嘛``). Anything else left over means reject; this is what
-   rejects:
+   particles (``吧 呀 啊 呢 嘛``). How a child names a thing is also allowed, but only
+   right next to an answer span: before it a measure word (``一只 一把 一朵 这个``), a size
+   or colour (``小 大 胖胖的 红色的 白``) or any ``AA的`` (``圆圆的``), after it ``宝宝`` or
+   ``儿`` — so ``一只小兔子宝宝`` and ``大熊猫`` state ``兔子`` and ``熊猫``, while ``小的``
+   alone states nothing and ``小龙虾`` keeps ``龙`` over for ``虾``. The cut is one pass
+   over the tokens with a constant number of states, so a long line costs linear time.
+   Anything else left over means reject; this is what rejects:
 
    * negations: ``不``, ``没``, ``别``, ``不对`` are never padding (``不是老虎``,
      ``老虎不对``, ``没有老虎``), while the question frames ``是不是`` / ``对不对`` are;
@@ -523,6 +531,11 @@ def _form(text: str) -> _Form | None:
 # Characters that are function words; in the utterance they never stand in for another
 # character by sound (so 是吗 is not 马, 不 is not 布).
 _PARTICLES = frozenset("的了吗吧呢啊呀嘛哦噢喔嗯呃额哎诶唉哇啦咯么是就个只不没别也还和或跟与及呐哈")
+# Fillers, interjections and list words that are also everyday syllables: inside a word of
+# two or more syllables they may stand for a character of the same sound (起额 for 企鹅,
+# 和马 for 河马, ASR writing the sound with the commonest character), never alone (哇 is
+# not 蛙, 额 is not 鹅: a child's "哇！" or "额……" is not an answer).
+_SOFT_PARTICLES = frozenset("哦噢喔额哎诶唉哇啦咯哈呐和跟与及")
 
 # Numeral characters in text answers match by value only (三只小猪 is not 四只小猪).
 _NUMERALS = {**_ZH_DIGITS, **_ZH_UNITS, "万": 10**4, "亿": 10**8}
@@ -547,6 +560,59 @@ _PADDING_BY_FIRST: dict[str, tuple[tuple[str, ...], ...]] = {}
 for _p in sorted(_PADDING, key=len, reverse=True):
     _PADDING_BY_FIRST[_p[0]] = (*_PADDING_BY_FIRST.get(_p[0], ()), _p)
 _NEGATIONS = ("不", "没", "别", "不是", "不对", "没有", "不会", "还是", "或者", "或")
+
+# How a child names a thing: a closed list of words that may stand right before an answer
+# (一只 / 一把 / 这个, 小 / 大 / 胖胖的, 红色的 / 白), and right after it (宝宝, 儿). They
+# are not padding: they count only when an answer follows (or precedes) them, so 小的 or
+# 一把 alone is no answer, and they never join other characters: 熊猫 keeps 熊 over for
+# answer 猫, 龙虾 keeps 龙 over for 虾, 天鹅 keeps 天 over for 鹅.
+_MEASURES = "只个头条匹把朵颗根双张本盏面件道块片座辆棵串位支枝顶架艘粒台瓶碗杯群些种"
+_COLOURS = ("红", "黄", "蓝", "绿", "白", "黑", "灰", "紫", "粉", "橙", "棕", "花", "彩",
+            "粉红", "黑白", "金黄", "五颜六色")  # fmt: skip
+_SIZES = ("小", "大", "小小", "大大", "胖", "胖胖", "胖乎乎", "圆", "圆圆", "高", "高高",
+          "长长", "矮矮", "肥肥", "毛茸茸", "可爱", "漂亮", "好看", "好大", "好小", "很大",
+          "很小", "超大", "超级大", "大大的", "一点点")  # fmt: skip
+
+
+def _modifier_phrases() -> frozenset[tuple[str, ...]]:
+    words: set[str] = set()
+    for head in ("一", "这", "那", "这一", "那一"):
+        words.update(head + m for m in _MEASURES)
+    for colour in _COLOURS:
+        words.update((colour, colour + "色", colour + "色的", colour + "的"))
+    for size in _SIZES:
+        words.update((size, size + "的"))
+    return frozenset(tuple(w) for w in words)
+
+
+_MODIFIERS = _modifier_phrases()
+_SUFFIXES: frozenset[tuple[str, ...]] = frozenset(tuple(w) for w in ("宝宝", "宝贝", "儿"))
+
+
+def _by_first(phrases: frozenset[tuple[str, ...]]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Phrases grouped by first character, longest first (the segmenter's lookup)."""
+    grouped: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for phrase in sorted(phrases, key=len, reverse=True):
+        grouped[phrase[0]] = (*grouped.get(phrase[0], ()), phrase)
+    return grouped
+
+
+_MODIFIERS_BY_FIRST = _by_first(_MODIFIERS)
+_SUFFIXES_BY_FIRST = _by_first(_SUFFIXES)
+
+
+def _reduplicated_adjective(texts: Sequence[str], i: int) -> int:
+    """Length of an 'AA的' adjective (圆圆的, 亮亮的, 甜甜的) at i, else 0."""
+    a = texts[i]
+    if (
+        len(a) == 1
+        and _is_hanzi(a)
+        and a not in _PARTICLES
+        and a not in _NUMERALS
+        and texts[i + 1 : i + 3] == [a, "的"]
+    ):
+        return 3
+    return 0
 
 
 # --------------------------------------------------------------------------------------
@@ -584,7 +650,13 @@ def _sub_cost(heard: _Token, want: _Token, single: bool) -> int:
     if heard[1] == want[1]:
         return 0
     if heard[1] in _PARTICLES:
-        return 2
+        if single or heard[1] not in _SOFT_PARTICLES or want[0] != "h":
+            return 2
+        h, w = heard[2], want[2]
+        assert isinstance(h, _Han)
+        assert isinstance(w, _Han)
+        raw = {r for _, r, _ in h.exact} & {r for _, r, _ in w.exact}
+        return 0 if raw else 2
     if heard[1] in _NUMERALS or want[1] in _NUMERALS:
         # A numeral only ever matches the same value (两 = 二), never a similar sound.
         return 0 if _NUMERALS.get(heard[1], -1) == _NUMERALS.get(want[1], -2) else 2
@@ -691,24 +763,48 @@ def _span_ends(tokens: Sequence[_Token], start: int, form: _Form) -> list[int]:
     return ends
 
 
+# Segmenter states (bits of reach[i]): no answer yet / an answer seen, each either free
+# (padding may follow) or right after a modifier (only a modifier or an answer may follow).
+_FREE, _ANSWERED, _MOD_FREE, _MOD_ANSWERED = 1, 2, 4, 8
+
+
 def _segments(tokens: Sequence[_Token], answer_ends: Sequence[Sequence[int]]) -> bool:
-    """Can the tokens be cut into answer spans (>= 1) and padding phrases?"""
+    """Can the tokens be cut into answer spans (>= 1), padding and modifier phrases?
+
+    Modifiers must lead into an answer span and suffixes must follow one. Linear in the
+    number of tokens: a constant number of states and phrase lookups per position.
+    """
     size = len(tokens)
     texts = [t[1] if t[0] != "n" else "" for t in tokens]
-    # reach[i] bit 1: reachable without an answer yet; bit 2: with an answer.
     reach = [0] * (size + 1)
-    reach[0] = 1
+    reach[0] = _FREE
     for i in range(size):
         state = reach[i]
         if not state:
             continue
         for j in answer_ends[i]:
-            reach[j] |= 2
-        for phrase in _PADDING_BY_FIRST.get(texts[i], ()):
+            reach[j] |= _ANSWERED
+            for suffix in _SUFFIXES_BY_FIRST.get(texts[j] if j < size else "", ()):
+                k = j + len(suffix)
+                if tuple(texts[j:k]) == suffix:
+                    reach[k] |= _ANSWERED
+        answered = state & (_ANSWERED | _MOD_ANSWERED)
+        modded = (_MOD_ANSWERED if answered else 0) | (
+            _MOD_FREE if state & (_FREE | _MOD_FREE) else 0
+        )
+        free = state & (_FREE | _ANSWERED)
+        if free:
+            for phrase in _PADDING_BY_FIRST.get(texts[i], ()):
+                j = i + len(phrase)
+                if tuple(texts[i:j]) == phrase:
+                    reach[j] |= free
+        for phrase in _MODIFIERS_BY_FIRST.get(texts[i], ()):
             j = i + len(phrase)
             if tuple(texts[i:j]) == phrase:
-                reach[j] |= state
-    return bool(reach[size] & 2)
+                reach[j] |= modded
+        if n := _reduplicated_adjective(texts, i):
+            reach[i + n] |= modded
+    return bool(reach[size] & _ANSWERED)
 
 
 def is_match(utterance: str, answer: str, aliases: Sequence[str] = ()) -> bool:

@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcade.a2a.client import A2AClient, GameRemoteError
-from agentcade.skill import _SEMVER_RE, SkillProblem, check_skill  # one home for the version rule
+from agentcade.skill import SkillProblem, check_skill, is_semver
 
 __all__ = [
     "Catalog",
@@ -137,7 +137,7 @@ def check_catalog(catalog: Catalog, *, builtins: Iterable[str] | None = None) ->
         if not entry.url.startswith("https://") or len(entry.url) <= len("https://"):
             add("CATALOG-URL-HTTPS", f"url {entry.url!r} is not an https address",
                 "serve the game over https and put that address here")
-        if not _SEMVER_RE.fullmatch(entry.reviewed_version):
+        if not is_semver(entry.reviewed_version):
             add("CATALOG-REVIEWED-VERSION", f"reviewed_version {entry.reviewed_version!r} is not semver",
                 "write the reviewed version as MAJOR.MINOR.PATCH, e.g. 1.0.0")
         elif entry.reviewed_version != entry.version:

@@ -20,14 +20,17 @@ Pure pydantic: no I/O, no trio.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentcade.errors import ProtocolError
+
 __all__ = [
     "CURRENT",
+    "DEFAULT_START",
     "MAX_TEXT",
     "PREVIOUS",
     "SUPPORTED_VERSIONS",
@@ -36,6 +39,7 @@ __all__ = [
     "GameReply",
     "ProtocolError",
     "ProtocolVersion",
+    "ReplySink",
     "check_reply_sequence",
     "negotiate",
     "parse_input",
@@ -46,6 +50,9 @@ __all__ = [
 
 MAX_TEXT = 500
 """Longest speakable text of a reply (the guide: 1..500 characters)."""
+
+DEFAULT_START = "我们来玩吧"
+"""The text of a ``start`` when nobody said anything more specific (``chat``, ``check``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +70,6 @@ CURRENT = ProtocolVersion("agentcade/1")
 PREVIOUS = ProtocolVersion("desktop-game/5", sunset=dt.date(2027, 3, 31))
 SUPPORTED_VERSIONS: tuple[ProtocolVersion, ...] = (CURRENT, PREVIOUS)
 """Every version we speak, newest first."""
-
-
-class ProtocolError(ValueError):
-    """A message that breaks the protocol; the text says what and how to fix it."""
 
 
 def _version_key(name: str) -> tuple[int, str]:
@@ -251,3 +254,9 @@ def unknown_fields(data: object, model: type[BaseModel] = GameReply) -> list[str
             if isinstance(item, dict):
                 found += [f"directives[{i}].{k}" for k in item if k not in _DIRECTIVE_FIELDS]
     return found
+
+
+ReplySink = Callable[[GameReply, bool], Awaitable[None]]
+"""``await emit(reply, is_final)``: where a request's replies go, each as soon as it
+exists, the final one last. A game's ``Turn`` writes to it; ``GameHost`` hands it down;
+the A2A server and the in-process client each provide one."""

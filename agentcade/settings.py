@@ -44,6 +44,7 @@ Data directories: ``user_config_dir()`` is ``<root>/config`` and ``user_data_dir
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -53,6 +54,8 @@ from typing import Any, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from agentcade.errors import SettingsError
 
 __all__ = [
     "LLM_KEYS",
@@ -69,6 +72,7 @@ __all__ = [
     "resolve_values",
     "user_config_dir",
     "user_data_dir",
+    "write_dotenv",
 ]
 
 SETTINGS_YAML_HEADER = """\
@@ -86,10 +90,6 @@ SETTINGS_YAML_HEADER = """\
 
 _KEY_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _DOTENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
-
-
-class SettingsError(Exception):
-    """Settings are missing or invalid. The message names the file or key and the fix."""
 
 
 # --------------------------------------------------------------------------- specs
@@ -266,6 +266,67 @@ def _dotenv_value(rest: str) -> str:
             i += 1
         raise ValueError("少了结尾的引号")
     return re.split(r"\s#", rest, maxsplit=1)[0].strip()
+
+
+_PLAIN_VALUE_RE = re.compile(r"^[A-Za-z0-9_./:@+,=-]*$")
+
+
+def _dotenv_line(key: str, value: str) -> str:
+    """``KEY=value``, quoted when needed so ``read_dotenv`` gives ``value`` back exactly."""
+    if _PLAIN_VALUE_RE.match(value):
+        return f"{key}={value}"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{key}="{escaped}"'
+
+
+def write_dotenv(path: Path, updates: Mapping[str, str | None]) -> None:
+    """Set (or, with ``None``, remove) keys in a ``.env`` file, keeping everything else.
+
+    Other lines, comments and their order stay as they were; a changed key is rewritten
+    in place (its later duplicates dropped), a new key is appended. The file is replaced
+    atomically (a crash leaves the old or the new file, never half of one) and, because it
+    holds secrets, is readable by its owner only where the platform supports it.
+
+    Raises:
+        SettingsError: a value has a line break or another control character (it could
+            not be read back), or the file cannot be read or written.
+    """
+    for key, value in updates.items():
+        if not _DOTENV_KEY_RE.match(key):
+            raise SettingsError(f"{key!r} 不是合法的配置名")
+        if value is not None and any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise SettingsError(f"{key} 的值里不能有换行或控制字符")
+    path = Path(path)
+    try:
+        old = path.read_text(encoding="utf-8-sig").splitlines() if path.exists() else []
+    except OSError as exc:
+        raise SettingsError(f"{path}: 读不到这个文件（{exc.strerror or exc}）") from exc
+    pending = dict(updates)
+    done: set[str] = set()
+    lines: list[str] = []
+    for raw in old:
+        stripped = raw.strip()
+        body = stripped[len("export") :].lstrip() if stripped.startswith(("export ", "export\t")) else stripped
+        key = body.partition("=")[0].strip() if "=" in body and not stripped.startswith("#") else ""
+        if key in pending:
+            if key not in done and pending[key] is not None:
+                lines.append(_dotenv_line(key, pending[key] or ""))
+            done.add(key)
+            continue
+        lines.append(raw)
+    lines += [_dotenv_line(k, v) for k, v in pending.items() if k not in done and v is not None]
+    text = "\n".join(lines) + ("\n" if lines else "")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        with contextlib.suppress(OSError):  # Windows: permissions are the folder's
+            tmp.chmod(0o600)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise SettingsError(f"{path}: 写不进去（{exc.strerror or exc}）") from exc
 
 
 # --------------------------------------------------------------------------- resolution

@@ -28,8 +28,7 @@ import difflib
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -38,16 +37,19 @@ from urllib.parse import urlsplit
 import yaml
 
 from agentcade.allowlist import KNOWN_CAPABILITIES
+from agentcade.errors import SkillError
 
 __all__ = [
     "DEFAULT_VERSION",
     "KNOWN_FIELDS",
     "MAX_SUMMARY",
     "RULES",
+    "Declaration",
     "Skill",
     "SkillError",
     "SkillProblem",
     "check_skill",
+    "is_semver",
 ]
 
 Level = Literal["fail", "warn"]
@@ -112,6 +114,12 @@ _TOOL_REF_RE = re.compile(r"调用[ \t\u3000]*`?([A-Za-z_][A-Za-z0-9_]*)")
 _DELIMITER = "---"
 
 
+def is_semver(version: str) -> bool:
+    """Whether ``version`` is a semantic version ("1.2.0"): the one rule for SKILL.md,
+    cards and the catalog."""
+    return _SEMVER_RE.fullmatch(version) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class SkillProblem:
     """One broken or doubtful thing in a SKILL.md, with what to write instead."""
@@ -127,26 +135,12 @@ class SkillProblem:
         return f"{source}: {self.field}: {self.message} — {self.fix}"
 
 
-class SkillError(ValueError):
-    """A SKILL.md with at least one ``fail`` problem.
-
-    ``problems`` holds every problem found (warnings too), so a caller can show them all;
-    ``str()`` lists the failures, one per line.
-    """
-
-    def __init__(self, problems: Iterable[SkillProblem], source: str = "SKILL.md") -> None:
-        self.problems: list[SkillProblem] = list(problems)
-        self.source = source
-        fails = [p for p in self.problems if p.level == "fail"] or self.problems
-        super().__init__("\n".join(p.format(source) for p in fails))
-
-
 @dataclass(frozen=True)
-class Skill:
-    """A game's declaration plus its host prompt, as read from SKILL.md.
+class Declaration:
+    """What a game says about itself: the one record of it.
 
-    Build one with ``Skill.load`` (a file) or ``Skill.parse`` (text); both validate. The
-    constructor does not, so other sources (an agent card) can build one directly.
+    ``Skill`` (from SKILL.md), ``CardInfo`` (from an agent card) and ``GameInfo`` (what
+    the main agent knows of a game) are each a ``Declaration`` plus what their source adds.
     """
 
     id: str
@@ -158,6 +152,20 @@ class Skill:
     version: str = DEFAULT_VERSION
     author: str | None = None
     homepage: str | None = None
+
+    def declared(self) -> dict[str, Any]:
+        """The declaration's fields alone, e.g. to build another record from them."""
+        return {f.name: getattr(self, f.name) for f in fields(Declaration)}
+
+
+@dataclass(frozen=True)
+class Skill(Declaration):
+    """A game's declaration plus its host prompt, as read from SKILL.md.
+
+    Build one with ``Skill.load`` (a file) or ``Skill.parse`` (text); both validate. The
+    constructor does not, so other sources (an agent card) can build one directly.
+    """
+
     body: str = ""
     """The markdown after the frontmatter, verbatim: the host prompt."""
     source: str = "SKILL.md"
@@ -529,7 +537,7 @@ class _Checker:
             )
             return DEFAULT_VERSION
         version = value.strip()
-        if not _SEMVER_RE.fullmatch(version):
+        if not is_semver(version):
             self.add(
                 "SKILL-VERSION-SEMVER",
                 "version",

@@ -36,7 +36,7 @@ from agentcade.llm import ChatModel, ModelError, make_model, speak_results
 from agentcade.protocol import GameInput
 from agentcade.settings import AgentSettings
 from agentcade.skill import Skill
-from agentcade.tools import Tool, collect_tools
+from agentcade.tools import Tool, collect_tools, failure_sentence
 from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = ["COMMON_PROMPT", "SkillAgent"]
@@ -234,7 +234,7 @@ class SkillAgent:
         except Exception as exc:  # a game bug must not cost the family its reply
             log.exception("%s.%s failed", type(self).__name__, hook.__name__)
             self.trace.record("hook_error", hook=hook.__name__, error=repr(exc))
-            return {"error": f"{type(exc).__name__}: {exc}"}
+            return {"error": failure_sentence(hook.__name__, str(exc))}
         out = dict(result) if result is not None else None
         must = turn.must_say_since(mark)
         if must:

@@ -53,11 +53,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
+from agentcade.errors import ToolDefinitionError
+
 __all__ = [
     "BUILTIN_TOOL_NAMES",
     "Tool",
     "ToolDefinitionError",
     "collect_tools",
+    "failure_sentence",
     "tool",
 ]
 
@@ -78,13 +81,6 @@ _SUPPORTED = (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class ToolDefinitionError(TypeError):
-    """A ``@tool`` declaration the runtime cannot use; raised while the game loads.
-
-    The message names the class and the method and says how to fix it.
-    """
 
 
 # --- parameter types -----------------------------------------------------------------------
@@ -302,8 +298,9 @@ class Tool:
             The method's dict unchanged; ``{"ok": True}`` for ``None``; ``{"result": value}``
             for any other JSON value. ``{"error": "Invalid arguments for <name>: ..."}`` if
             the arguments do not fit (the method is not called), and
-            ``{"error": "<ExceptionType>: <message>"}`` if the method raised an ``Exception``
-            or returned something that is not JSON.
+            ``{"error": failure_sentence(name, ...)}`` if the method raised an ``Exception``
+            or returned something that is not JSON: one short sentence the model can act
+            on (the exception itself goes to the log).
 
         Raises:
             BaseException: cancellation and ``KeyboardInterrupt`` are never caught.
@@ -320,7 +317,7 @@ class Tool:
                 result = await result
         except Exception as exc:  # the tool-error boundary: errors go to the model
             log.info("tool %s raised", self.name, exc_info=True)
-            return {"error": _describe_exception(exc)}
+            return {"error": failure_sentence(self.name, str(exc))}
         return self._normalise(result)
 
     def _validate(self, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -358,10 +355,8 @@ class Tool:
         try:
             json.dumps(result)
         except (TypeError, ValueError) as exc:
-            return {
-                "error": f"TypeError: tool {self.name} returned {type(result).__name__}, "
-                f"which is not JSON ({exc})"
-            }
+            log.warning("tool %s returned %s, which is not JSON (%s)", self.name, type(result).__name__, exc)
+            return {"error": failure_sentence(self.name, "it returned something that is not JSON")}
         if result is None:
             return {"ok": True}
         if isinstance(result, dict):
@@ -373,9 +368,18 @@ class _InvalidArguments(Exception):
     """Internal: the model's arguments do not fit; the text says why."""
 
 
-def _describe_exception(exc: Exception) -> str:
-    message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+def failure_sentence(name: str, reason: str) -> str:
+    """What the model is told when a tool or hook fails: one short sentence it can act on.
+
+    Not ``TypeName: message``: the model cannot fix a game's ``KeyError``, but it can tell
+    the player that something did not work and carry on. The reason is the exception's own
+    text (a game that raises ``ValueError("没有更多提示了")`` says why), clipped to one line.
+    """
+    reason = " ".join(reason.split()).rstrip("。.!！")
+    if len(reason) > 160:
+        reason = reason[:159] + "…"
+    cause = f": {reason}" if reason else ""
+    return f"{name} did not work{cause}. Tell the player in one short sentence and carry on."
 
 
 def _json_type(value: object) -> str:

@@ -61,6 +61,11 @@ class Trace:
         """Send future records to ``sink`` too."""
         self._sinks.append(sink)
 
+    def remove_sink(self, sink: Sink) -> None:
+        """Stop sending records to ``sink`` (no error when it was not added)."""
+        if sink in self._sinks:
+            self._sinks.remove(sink)
+
     def add_secret(self, value: str | None) -> None:
         """Scrub ``value`` from every future record (e.g. the model's API key)."""
         if value and len(value) >= 4:

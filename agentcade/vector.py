@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from agentcade.errors import VectorError
+
 __all__ = [
     "CANVAS",
     "MAX_POINTS",
@@ -38,10 +40,6 @@ MAX_POINTS = 192
 MAX_STROKE_POINTS = 48
 MAX_WIDTH = 48
 _VERSION = 1
-
-
-class VectorError(ValueError):
-    """A drawing the robot cannot show; the message names the limit."""
 
 
 Point = tuple[int, int]

@@ -118,7 +118,9 @@ async def test_tool_exception_goes_back_to_the_model_as_error(fake, probe, make_
     await ask(host, "c1", "start")
     replies = await ask(host, "c1", "message", "炸")
     assert replies[-1].text == "出了点小问题。"
-    assert tool_messages(fake.requests[2]) == [{"error": "RuntimeError: kaput"}]
+    assert tool_messages(fake.requests[2]) == [
+        {"error": "boom did not work: kaput. Tell the player in one short sentence and carry on."}
+    ]
 
 
 async def test_invalid_tool_arguments_go_back_as_error_without_calling(fake, probe, make_host) -> None:

@@ -546,7 +546,10 @@ async def test_result_that_is_not_json_becomes_an_error() -> None:
             return {"values": {1, 2}}
 
     result = await G.f.invoke(G(), None, None)
-    assert result["error"].startswith("TypeError: tool f returned dict, which is not JSON")
+    assert result["error"] == (
+        "f did not work: it returned something that is not JSON. "
+        "Tell the player in one short sentence and carry on."
+    )
 
 
 # --- invoke: errors and cancellation ---------------------------------------------------------
@@ -558,7 +561,9 @@ async def test_sync_tool_exception_becomes_error() -> None:
         def f(self) -> None:
             raise ValueError("没有更多提示了")
 
-    assert await G.f.invoke(G(), None, None) == {"error": "ValueError: 没有更多提示了"}
+    assert await G.f.invoke(G(), None, None) == {
+        "error": "f did not work: 没有更多提示了. Tell the player in one short sentence and carry on."
+    }
 
 
 async def test_async_tool_exception_becomes_error() -> None:
@@ -568,7 +573,9 @@ async def test_async_tool_exception_becomes_error() -> None:
             await trio.lowlevel.checkpoint()
             raise LookupError
 
-    assert await G.f.invoke(G(), None, None) == {"error": "LookupError"}
+    assert await G.f.invoke(G(), None, None) == {
+        "error": "f did not work. Tell the player in one short sentence and carry on."
+    }
 
 
 async def test_cancellation_propagates_out_of_invoke(autojump_clock: MockClock) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from a2a.client.card_resolver import parse_agent_card
@@ -37,14 +37,15 @@ from a2a.types.a2a_pb2 import (
     AgentSkill,
 )
 
+from agentcade.errors import CardError
 from agentcade.protocol import SUPPORTED_VERSIONS, ProtocolVersion
+from agentcade.skill import Declaration
 
 __all__ = [
     "CAPABILITY_PREFIX",
     "DEFAULT_MODES",
     "CardError",
     "CardInfo",
-    "SkillLike",
     "build_card",
     "endpoint_for",
     "read_card",
@@ -58,38 +59,8 @@ _PROTOCOL_TAG = re.compile(r"^[a-z][a-z0-9._-]*/[0-9]+$")
 """A protocol version tag, "name/N" (``agentcade/1``, ``desktop-game/5``)."""
 
 
-class CardError(ValueError):
-    """An agent card we cannot play; the text says what is wrong and how to fix it."""
-
-
-class SkillLike(Protocol):
-    """The fields of ``agentcade.skill.Skill`` the card needs (duck-typed).
-
-    Read-only properties, so a frozen dataclass such as ``Skill`` satisfies it.
-    """
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def summary(self) -> str: ...
-    @property
-    def aliases(self) -> tuple[str, ...]: ...
-    @property
-    def required_capabilities(self) -> tuple[str, ...]: ...
-    @property
-    def version(self) -> str: ...
-    @property
-    def author(self) -> str | None: ...
-    @property
-    def homepage(self) -> str | None: ...
-
-
 def build_card(
-    skill: SkillLike,
+    skill: Declaration,
     url: str,
     *,
     protocols: Iterable[ProtocolVersion | str] = SUPPORTED_VERSIONS,
@@ -133,24 +104,25 @@ def build_card(
     return agent_card_to_dict(card)
 
 
-@dataclass(frozen=True, slots=True)
-class CardInfo:
-    """What the host needs from a remote game's card."""
+@dataclass(frozen=True, kw_only=True)
+class CardInfo(Declaration):
+    """What the host needs from a remote game's card: its declaration, plus how to reach it."""
 
-    name: str
-    description: str
-    version: str
     url: str
     """The JSON-RPC interface URL as written in the card."""
     streaming: bool
     protocols: tuple[str, ...]
     """Game-protocol versions the skill lists, in card order."""
-    capabilities: tuple[str, ...]
-    game_id: str
-    aliases: tuple[str, ...]
-    summary: str
-    author: str | None
-    homepage: str | None
+
+    @property
+    def game_id(self) -> str:
+        """The game's id (the card's skill id)."""
+        return self.id
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """The capabilities the card declares (``capability:`` tags)."""
+        return self.required_capabilities
 
     @property
     def rpc_path(self) -> str:
@@ -227,10 +199,10 @@ def read_card(data: Mapping[str, Any]) -> CardInfo:
         url=interface.url,
         streaming=card.capabilities.streaming,
         protocols=tuple(t for t in tags if _PROTOCOL_TAG.match(t)),
-        capabilities=tuple(
+        required_capabilities=tuple(
             t.removeprefix(CAPABILITY_PREFIX) for t in tags if t.startswith(CAPABILITY_PREFIX)
         ),
-        game_id=skill.id,
+        id=skill.id,
         aliases=tuple(skill.examples),
         summary=skill.description,
         author=(provider.organization or None) if provider else None,

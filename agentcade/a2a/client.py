@@ -1,7 +1,7 @@
 """A2A 1.0 client for remote games, on trio + h11 (one HTTP/1.1 connection per request).
 
 Every failure of a remote game reaches the caller as one exception type,
-``GameRemoteError(kind, message)``::
+``GameRemoteError(kind, message)`` (``agentcade.errors``; ``kind`` is a ``RemoteErrorKind``)::
 
     GameRemoteError
         kind "network"   connect/TLS/read/write failed, connection dropped mid-stream
@@ -11,6 +11,7 @@ Every failure of a remote game reaches the caller as one exception type,
         kind "failed"    the task ended FAILED or REJECTED (message: the game's text)
         kind "canceled"  the task ended CANCELED
         kind "protocol"  bad JSON, bad SSE, a reply that is not a GameReply, no final reply
+                         (``ReplyCutShort`` when the stream ended before the final reply)
         kind "card"      the agent card is missing or unusable (``fetch_card``)
 
 Cancellation is never caught: cancelling a ``stream()`` closes its connection, which the
@@ -36,13 +37,14 @@ from agentcade.a2a import wire
 from agentcade.a2a._http import H11Stream
 from agentcade.a2a.card import CardError, CardInfo, read_card
 from agentcade.a2a.sse import SSEDecoder, SSEEvent
+from agentcade.errors import GameRemoteError, ReplyCutShort
 from agentcade.protocol import GameInput, GameReply, ProtocolError, negotiate
 
 __all__ = [
     "REPLY_TIMEOUT",
     "A2AClient",
+    "A2AReplyStream",
     "GameRemoteError",
-    "ReplyStream",
     "negotiate_protocol",
 ]
 
@@ -54,15 +56,6 @@ CONNECT_TIMEOUT = 10.0
 MAX_UNARY_BODY = 1024 * 1024
 CONTEXT_HEADER = b"x-a2a-context-id"
 """Sent with every request so a load balancer can keep a game session on one replica."""
-
-
-class GameRemoteError(Exception):
-    """A remote game could not deliver a reply; ``kind`` says why (module docstring)."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
 
 
 def negotiate_protocol(card: CardInfo) -> str | None:
@@ -172,7 +165,7 @@ def _rpc_payload(text: str) -> object:
     return payload["result"]
 
 
-class ReplyStream:
+class A2AReplyStream:
     """``async for reply, final in replies``: the game's replies to one request.
 
     Ends after the final reply. Raises ``GameRemoteError`` as described in the module.
@@ -193,7 +186,7 @@ class ReplyStream:
         if first:
             self._feed(first)
 
-    def __aiter__(self) -> ReplyStream:
+    def __aiter__(self) -> A2AReplyStream:
         return self
 
     def _feed(self, data: bytes) -> None:
@@ -233,9 +226,7 @@ class ReplyStream:
                     self.results.append(result)
                     self._pending.extend(_result_replies(result))
                     continue
-                raise GameRemoteError(
-                    "protocol", "the game ended the stream before its final reply"
-                )
+                raise ReplyCutShort("the game ended the stream before its final reply")
             with trio.move_on_at(self._deadline) as waited, _translate("reading the reply"):
                 event = await _next_event(self._conn, "the game dropped the connection mid-reply")
             if waited.cancelled_caught:
@@ -379,7 +370,7 @@ class A2AClient:
         game_input: GameInput,
         *,
         protocol: str | None = None,
-    ) -> AsyncIterator[ReplyStream]:
+    ) -> AsyncIterator[A2AReplyStream]:
         """POST ``SendStreamingMessage`` with ``game_input``; iterate the replies.
 
         Args:
@@ -425,7 +416,7 @@ class A2AClient:
             for key, value in response.headers:
                 if key == b"content-type":
                     ctype = value.lower()
-            yield ReplyStream(
+            yield A2AReplyStream(
                 conn,
                 sse=ctype.startswith(b"text/event-stream"),
                 reply_timeout=self.reply_timeout,

@@ -6,15 +6,12 @@ use small handlers (``tests/a2a_peers.py``). The server only ever sees this prot
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
-from agentcade.protocol import GameInput, GameReply
+from agentcade.protocol import GameInput, ReplySink
 
 __all__ = ["GameHandler", "ReplySink", "SessionAware"]
 
-ReplySink = Callable[[GameReply, bool], Awaitable[None]]
-"""``await emit(reply, is_final)``: every reply as soon as it exists, the final one last."""
 
 
 class GameHandler(Protocol):

@@ -41,6 +41,8 @@ from jsonrpc.exceptions import JSONRPCInvalidRequestException
 from jsonrpc.jsonrpc2 import JSONRPC20Request
 from packaging.version import InvalidVersion, Version
 
+from agentcade.errors import PeerError
+
 __all__ = [
     "METHODS",
     "RpcCall",
@@ -73,8 +75,9 @@ METHODS: dict[str, type[ProtoMessage] | None] = {
 EXPECTED_VERSION = "1.0"
 
 
-class RpcError(Exception):
-    """A request answered with a JSON-RPC error; ``error`` is the SDK's error object."""
+class RpcError(PeerError):
+    """A request answered with a JSON-RPC error (the peer asked wrongly, or for a task that
+    does not exist); ``error`` is the SDK's error object."""
 
     def __init__(self, request_id: RpcId, error: A2AError | JSONRPCError) -> None:
         super().__init__(error.message)

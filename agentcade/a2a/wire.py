@@ -17,7 +17,14 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from agentcade.protocol import GameInput, GameReply, ProtocolError, parse_input, parse_reply
+from agentcade.protocol import (
+    MAX_TEXT,
+    GameInput,
+    GameReply,
+    ProtocolError,
+    parse_input,
+    parse_reply,
+)
 
 __all__ = [
     "INTERRUPTED",
@@ -141,5 +148,5 @@ def reply_from_parts(parts: object) -> GameReply:
             return parse_reply(part["data"])
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
     if texts:
-        return GameReply(text="\n".join(texts)[:500])
+        return GameReply(text="\n".join(texts)[:MAX_TEXT])
     raise ProtocolError("the agent message carries neither a GameReply DataPart nor text")

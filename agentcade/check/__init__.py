@@ -10,7 +10,7 @@ For a folder: SKILL.md (``check_skill``; its own rule IDs), the game import
 on a free 127.0.0.1 port and checked like a URL. For a URL (or the served folder): the card,
 then a real session — ``start``, one ``message``, ``end`` — plus a ``message`` to a context
 that does not exist. Replies are read with ``A2AClient``; the raw JSON-RPC results it keeps
-(``ReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
+(``A2AReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
 
 One module per job: ``rules`` (the rule table, ``Finding``, ``CheckResult``), ``folder``
 (SKILL.md, game import, tools), ``session`` (card and a real session over A2A) and

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from agentcade.a2a.card import CardInfo
+from agentcade.protocol import DEFAULT_START
 from agentcade.skill import RULES as SKILL_RULES, Skill
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
 Level = Literal["fail", "warn"]
 Status = Literal["pass", "fail", "warn", "skip"]
 
-DEFAULT_START = "我们来玩吧"
 DEFAULT_SAY = "我猜是水"
 DEFAULT_TIMEOUT = 60.0
 FIRST_REPLY_SLOW = 8.0

@@ -2,7 +2,7 @@
 
 The card, then ``start``, one ``message``, ``end`` — plus a ``message`` to a context that
 does not exist. Replies are read with ``A2AClient``; the raw JSON-RPC results it keeps
-(``ReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
+(``A2AReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from agentcade.check.rules import (
     FIRST_REPLY_SLOW,
     CheckResult,
 )
-from agentcade.device.validate import DirectiveError, validate_directive
+from agentcade.device.validate import validate_directive
+from agentcade.errors import DirectiveError, DirectiveErrorKind, RemoteErrorKind, ReplyCutShort
 from agentcade.protocol import (
     SUPPORTED_VERSIONS,
     GameInput,
@@ -268,7 +269,8 @@ class _Session:
             except GameRemoteError as exc:
                 outcome.error = exc
         self.inspect_raw(game_input.kind, results)
-        if scope.cancelled_caught or (outcome.error is not None and outcome.error.kind == "timeout"):
+        timed_out = outcome.error is not None and outcome.error.kind == RemoteErrorKind.TIMEOUT
+        if scope.cancelled_caught or timed_out:
             outcome.timed_out = True
             self.result.problem(
                 "SESSION-TIMEOUT",
@@ -277,8 +279,8 @@ class _Session:
             )
         elif (
             outcome.error is not None
-            and outcome.error.kind == "protocol"
-            and "before its final reply" not in outcome.error.message
+            and outcome.error.kind == RemoteErrorKind.PROTOCOL
+            and not isinstance(outcome.error, ReplyCutShort)
             and not any(f.rule == "REPLY-FORMAT" for f in self.result.findings)
         ):
             self.result.problem(
@@ -316,7 +318,8 @@ class _Session:
             try:
                 validate_directive(directive, self.card.capabilities)
             except DirectiveError as exc:
-                rule = "DIRECTIVE-UNDECLARED" if exc.kind == "undeclared" else "DIRECTIVE-INVALID"
+                undeclared = exc.kind == DirectiveErrorKind.UNDECLARED
+                rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
                 fix = exc.hint or "use only the open SDK calls with the SDK's arguments"
                 self.result.problem(rule, f"a reply to {kind} has {directive.describe()}: {exc.reason}", fix)
 

@@ -24,12 +24,10 @@ from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.game.client import GameClient
 from agentcade.game.loader import GameLoadError
 from agentcade.llm import offline_notice
-from agentcade.protocol import GameInput, GameReply
+from agentcade.protocol import DEFAULT_START, GameInput, GameReply
 from agentcade.settings import SettingsError
 from agentcade.trace import Trace
 from agentcade.wiring.games import is_url, open_game, open_local_game
-
-DEFAULT_START = "我们来玩吧"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -20,6 +20,7 @@ import sys
 
 import trio
 
+from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
 from agentcade.device.robots import Robot, open_robot
@@ -43,6 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="console (default), sim (simulated robot), or the robot Daemon's ws:// URL",
     )
     add_trace_options(p, "the trace")
+    add_pages_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 async def _play(args: argparse.Namespace, trace: Trace) -> None:
     async with open_robot(args.robot, trace=trace) as robot, open_pipeline(
         robot, games=args.game, trace=trace
-    ) as (agent, registry):
+    ) as (agent, registry), pages_from_args(args, agent, registry, trace):
         names = "、".join(g.name for g in registry.games) or "（没有）"
         print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
         lines = LineReader()

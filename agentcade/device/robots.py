@@ -39,6 +39,7 @@ from watcherobot.robot import WatcheRobot
 
 from agentcade.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
 from agentcade.device.validate import bind_call
+from agentcade.errors import DeviceError, DeviceErrorKind
 from agentcade.protocol import Directive
 from agentcade.trace import NULL_TRACE, Trace
 
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 Outcome = Literal["completed", "failed", "cancelled", "timeout"]
-DeviceErrorKind = Literal["rejected", "timeout", "unavailable", "invalid"]
+
 
 SPEAKER = "小懒"
 """The name speech is printed under."""
@@ -69,24 +70,6 @@ _JOB_POLL = 0.1
 """How long one ``Job.wait`` in a worker thread may block (the cancellation latency)."""
 
 T = TypeVar("T")
-
-
-class DeviceError(Exception):
-    """A directive the robot did not carry out.
-
-    Attributes:
-        kind: ``rejected`` (the device NACKed it; ``reason`` is the device's),
-            ``timeout`` (no reply in time), ``unavailable`` (connection closed, firmware
-            lacks the capability) or ``invalid`` (the SDK refused the arguments).
-        call: the ``"domain.method"`` name.
-        reason: the short cause.
-    """
-
-    def __init__(self, kind: DeviceErrorKind, call: str, reason: str) -> None:
-        self.kind: DeviceErrorKind = kind
-        self.call = call
-        self.reason = reason
-        super().__init__(f"{call}: {kind}: {reason}")
 
 
 class Robot(Protocol):

@@ -28,7 +28,7 @@ import inspect
 import math
 import threading
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from watcherobot.job import Job
 from watcherobot.robot import WatcheRobot
@@ -44,6 +44,7 @@ from agentcade.allowlist import (
     PAN_RANGE,
     TILT_RANGE,
 )
+from agentcade.errors import DirectiveError, DirectiveErrorKind
 from agentcade.protocol import Directive
 
 __all__ = [
@@ -58,7 +59,8 @@ __all__ = [
     "validate_directive",
 ]
 
-ErrorKind = Literal["not_allowed", "undeclared", "invalid"]
+ErrorKind = DirectiveErrorKind
+"""Why a call was refused (``agentcade.errors.DirectiveErrorKind``)."""
 
 # Every capability string in watcherobot 0.1.11 (robot-sdk.md §1): the validator robot
 # advertises all of them so the SDK's own capability checks never get in the way. Whether
@@ -92,30 +94,6 @@ SDK_CAPABILITIES: tuple[str, ...] = (
     "camera.capture",
     "expression.vector_accessory.v1",
 )
-
-
-class DirectiveError(ValueError):
-    """A robot call a game may not make, or made with wrong arguments.
-
-    Attributes:
-        kind: ``"not_allowed"`` (not an open SDK method), ``"undeclared"`` (its capability
-            is missing from ``required_capabilities``) or ``"invalid"`` (bad arguments).
-        call: the ``"domain.method"`` name as written.
-        reason: the short cause, e.g. the SDK's own message for ``invalid``.
-    """
-
-    def __init__(self, kind: ErrorKind, call: str, reason: str, hint: str = "") -> None:
-        self.kind: ErrorKind = kind
-        self.call = call
-        self.reason = reason
-        self.hint = hint
-        message = f"robot call {call}: {reason}"
-        if hint:
-            message += f". {hint}"
-        super().__init__(message)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.kind, self.call, self.reason, self.hint))
 
 
 def allowed_in_domain(domain: str) -> list[str]:

@@ -21,40 +21,36 @@ import trio
 
 from agentcade.game.host import GameHost
 from agentcade.protocol import GameInput, GameReply
-from agentcade.skill import Skill
+from agentcade.skill import Declaration
 
-__all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream"]
+__all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream", "is_url"]
 
 ReplyStream = AsyncIterator[tuple[GameReply, bool]]
+"""A game's replies to one request, ``(reply, is_final)``, the last one final."""
 
 
-@dataclass(frozen=True)
-class GameInfo:
+def is_url(location: str) -> bool:
+    """Whether a game location (a command-line argument, ``GameInfo.location``) is the
+    address of a remote game rather than a folder or a built-in id."""
+    return location.startswith(("http://", "https://"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class GameInfo(Declaration):
     """What the main agent knows of a game: its declaration and where it runs."""
 
-    id: str
-    name: str
-    description: str
-    summary: str
-    aliases: tuple[str, ...]
-    capabilities: tuple[str, ...]
-    version: str
     location: str
     """The folder of a built-in or local game, or the URL of a remote one."""
 
     @classmethod
-    def from_skill(cls, skill: Skill, location: str) -> GameInfo:
-        """The info of a game whose SKILL.md we have."""
-        return cls(
-            id=skill.id,
-            name=skill.name,
-            description=skill.description,
-            summary=skill.summary,
-            aliases=tuple(skill.aliases),
-            capabilities=tuple(skill.required_capabilities),
-            version=skill.version,
-            location=location,
-        )
+    def of(cls, declaration: Declaration, location: str) -> GameInfo:
+        """The info of a game declared by a SKILL.md (``Skill``) or an agent card."""
+        return cls(**declaration.declared(), location=location)
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        """The capabilities the game declared (``required_capabilities``)."""
+        return self.required_capabilities
 
 
 class GameClient(Protocol):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from agentcade.errors import GameLoadError
 from agentcade.settings import AgentSettings, load_game_settings
 from agentcade.skill import Skill, SkillError
 from agentcade.skill_agent import SkillAgent
@@ -37,10 +38,6 @@ __all__ = [
 ]
 
 REQUIRED_FILES = ("SKILL.md", "agent.py", "__init__.py")
-
-
-class GameLoadError(Exception):
-    """A game folder that cannot be loaded; the message names the file and the fix."""
 
 
 @dataclass(frozen=True)

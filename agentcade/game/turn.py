@@ -17,28 +17,12 @@ The turn owns no I/O: replies go out through the ``emit`` callable it was given.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from agentcade.protocol import CURRENT, MAX_TEXT, Directive, GameReply
+from agentcade.protocol import CURRENT, MAX_TEXT, Directive, GameReply, ReplySink
+from agentcade.speech import as_sentence, clip_text
 
 __all__ = ["ReplySink", "Turn", "clip_text"]
-
-ReplySink = Callable[[GameReply, bool], Awaitable[None]]
-"""``(reply, is_final)``: where a request's replies go, each as soon as it exists."""
-
-_SENTENCE_ENDS = "。！？!?；;…"
-
-
-def clip_text(text: str, limit: int = MAX_TEXT) -> str:
-    """Shorten speech to ``limit`` characters, preferring to cut after a sentence."""
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    head = text[:limit]
-    cut = max(head.rfind(ch) for ch in _SENTENCE_ENDS)
-    return head[: cut + 1] if cut >= limit // 2 else head
-
 
 class Turn:
     """One request of a game session; see the module docstring."""
@@ -124,8 +108,8 @@ class Turn:
         body = clip_text(text)
         while True:  # clipping the body may cut a required text out of it: check again
             missing = [fb for must, fb in self._must if must not in said + body]
-            addition = "".join(_sentence(fb) for fb in dict.fromkeys(missing))
-            joined = (_sentence(body) if body and addition else body) + addition
+            addition = "".join(as_sentence(fb) for fb in dict.fromkeys(missing))
+            joined = (as_sentence(body) if body and addition else body) + addition
             if len(joined) <= MAX_TEXT or not body:
                 break
             body = clip_text(body, max(MAX_TEXT - len(addition) - 1, 0))
@@ -146,11 +130,3 @@ class Turn:
     def _take(self) -> list[Directive]:
         taken, self._directives = self._directives, []
         return taken
-
-
-def _sentence(text: str) -> str:
-    """Make ``text`` end like a spoken sentence, so appended parts do not run together."""
-    text = text.strip()
-    if text and text[-1] not in _SENTENCE_ENDS + "，,。.”\"）)":
-        return text + "。"
-    return text

@@ -3,11 +3,9 @@
 Messages and tool schemas are in OpenAI chat-completions format. A model answers one
 request with a ``ModelReply``: text, tool calls, or both.
 
-Error tree::
-
-    ModelError          any failure of the model: HTTP status, connection, timeout,
-                        garbage body, no choices, malformed tool calls. Short message,
-                        never the API key.
+Errors: ``ModelError`` (``agentcade.errors``) for any failure of the model: HTTP status,
+connection, timeout, garbage body, no choices, malformed tool calls. Short message, never
+the API key.
 
 Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the request.
 """
@@ -16,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from agentcade.errors import ModelError
 
 __all__ = ["ChatModel", "ModelError", "ModelReply", "ToolCall"]
 
@@ -35,10 +35,6 @@ class ModelReply:
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
-
-
-class ModelError(Exception):
-    """The model failed (HTTP, timeout, garbage). The message is short and has no secrets."""
 
 
 class ChatModel(Protocol):

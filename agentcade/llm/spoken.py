@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentcade.speech import as_sentence, clip_text
+
 __all__ = ["SPEECH_KEYS", "speak_results"]
 
-MAX_TEXT = 500  # the protocol's limit on speakable text (agentcade.protocol.MAX_TEXT)
 
 SPEECH_KEYS = (
     "feedback", "message", "reply", "say", "text", "summary", "result_text",
@@ -61,25 +62,18 @@ def _speak(results: list[Any], generic: str) -> str:
                     parts.append(value)
                 elif isinstance(value, list):
                     parts.extend(v for v in value if isinstance(v, str))
-    spoken = "".join(_sentence(p) for p in dict.fromkeys(p.strip() for p in parts) if p)
+    spoken = "".join(as_sentence(p) for p in dict.fromkeys(p.strip() for p in parts) if p)
     missing = [m for m in dict.fromkeys(m.strip() for m in must) if m and m not in spoken]
     if not spoken and not missing:
         return generic
     if not spoken and generic != _LINE_OK:
         spoken = generic
-    return spoken + "".join(_sentence(m) for m in missing)
+    return spoken + "".join(as_sentence(m) for m in missing)
 
 
 def _has_speech(result: Mapping[str, Any]) -> bool:
     return any(isinstance(result.get(key), str | list) and result.get(key) for key in SPEECH_KEYS)
 
 
-def _sentence(text: str) -> str:
-    return text if text[-1] in "。！？!?.…~～」”\"'）)" else text + "。"
-
-
 def _clip(text: str) -> str:
-    text = text.strip() or _LINE_OK
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
-
-
+    return clip_text(text.strip() or _LINE_OK)

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import trio
 
-from agentcade.game.client import GameClient, GameInfo
+from agentcade.game.client import GameClient, GameInfo, is_url
 from agentcade.game.turn import clip_text
 from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
 from agentcade.main.output import OutputQueue
@@ -486,7 +486,7 @@ class MainAgent:
 
 
 def _is_remote(current: _Current) -> bool:
-    return current.info.location.startswith(("http://", "https://"))
+    return is_url(current.info.location)
 
 
 def _describe(info: GameInfo) -> dict[str, Any]:

@@ -10,12 +10,26 @@ Three sources, in this order (a later one replaces an earlier one with the same 
 
 ``find`` recognises a game by id, name or alias, also when speech recognition got a
 character or two wrong (pinyin-tolerant matching from ``agentcade.judge``).
+
+Games come and go while the program runs (the settings page installs and uninstalls
+remote games, and retries a game once its missing settings are filled in): ``open``
+starts a game in a task of the registry's own nursery — so its host lives in a nursery
+owned by one task, as trio requires — and ``close`` ends that task. ``failed`` keeps the
+games that could not be opened, by target, so they can be retried. How a target is
+opened is the wiring layer's (``agentcade.wiring.registry`` hands ``start`` its opener).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+import trio
+
 from agentcade.game.client import GameClient, GameInfo
 from agentcade.judge import is_match, normalize
+
+Opener = Callable[[str], AbstractAsyncContextManager[GameClient]]
 
 __all__ = ["GameRegistry"]
 
@@ -27,10 +41,61 @@ class GameRegistry:
         self._clients: dict[str, GameClient] = {}
         self.problems: list[str] = []
         """Games that could not be opened, one readable line each."""
+        self.failed: dict[str, str] = {}
+        """Targets (folder or URL) that could not be opened -> why; ``retry`` tries again."""
+        self._nursery: trio.Nursery | None = None
+        self._opener: Opener | None = None
+        self._scopes: dict[str, trio.CancelScope] = {}
 
     def add(self, client: GameClient) -> None:
         """Register (or replace) a game."""
         self._clients[client.info.id] = client
+
+    def start(self, nursery: trio.Nursery, opener: Opener) -> None:
+        """Let ``open`` work: games opened later live in ``nursery``, opened by ``opener``."""
+        self._nursery = nursery
+        self._opener = opener
+
+    async def open(self, target: str) -> GameInfo:
+        """Open a game while the program runs and offer it at once (replacing its id).
+
+        Raises:
+            RuntimeError: the registry was not started (``start``).
+            Exception: whatever opening the game raised (``GameRemoteError``,
+                ``GameLoadError``, ``SettingsError``); nothing is changed then.
+        """
+        if self._nursery is None:
+            raise RuntimeError("the registry is not running")
+        client: GameClient = await self._nursery.start(self._keep, target)
+        self.failed.pop(target, None)
+        return client.info
+
+    async def _keep(self, target: str, *, task_status: trio.TaskStatus[GameClient]) -> None:
+        assert self._opener is not None
+        with trio.CancelScope() as scope:
+            async with self._opener(target) as client:
+                game_id = client.info.id
+                old = self._scopes.pop(game_id, None)
+                self._scopes[game_id] = scope
+                self.add(client)
+                if old is not None:
+                    old.cancel()
+                task_status.started(client)
+                try:
+                    await trio.sleep_forever()
+                finally:
+                    if self._clients.get(game_id) is client:
+                        del self._clients[game_id]
+                    if self._scopes.get(game_id) is scope:
+                        del self._scopes[game_id]
+
+    def close(self, game_id: str) -> bool:
+        """Stop offering a game (its host or connection closes in the background)."""
+        scope = self._scopes.pop(game_id, None)
+        found = self._clients.pop(game_id, None) is not None
+        if scope is not None:
+            scope.cancel()
+        return found
 
     @property
     def games(self) -> list[GameInfo]:

@@ -13,19 +13,14 @@ from dataclasses import dataclass
 
 import trio
 
-from agentcade.game.client import GameClient, GameInfo, InProcessGameClient
+from agentcade.game.client import GameClient, GameInfo, InProcessGameClient, is_url
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame, load_game, resolve_game
 from agentcade.llm import make_model
-from agentcade.settings import AgentSettings
+from agentcade.settings import AgentSettings, SettingsError
 from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = ["LocalGame", "is_url", "open_game", "open_local_game"]
-
-
-def is_url(target: str) -> bool:
-    """Whether a game argument names a remote game."""
-    return target.startswith(("http://", "https://"))
 
 
 @dataclass
@@ -52,8 +47,9 @@ async def open_local_game(
     settings = game.load_settings()
     if settings.llm.api_key is not None:
         trace.add_secret(settings.llm.api_key.get_secret_value())
-    host = GameHost(lambda: game.new_agent(settings), max_sessions=max_sessions, trace=trace)
-    info = GameInfo.from_skill(game.skill, str(game.path))
+    fresh = _FreshSettings(game, settings, trace)
+    host = GameHost(lambda: game.new_agent(fresh()), max_sessions=max_sessions, trace=trace)
+    info = GameInfo.of(game.skill, str(game.path))
     # Held for the game's whole life: sessions' models share its HTTP client (one TLS
     # context, one connection pool) instead of building and dropping one per session.
     keeper = make_model(settings.llm)
@@ -69,6 +65,31 @@ async def open_local_game(
         if aclose is not None:
             with trio.CancelScope(shield=True):
                 await aclose()
+
+
+class _FreshSettings:
+    """The settings as they are now, read again for every new session.
+
+    The settings page writes the ``.env`` files while the program runs; reading them when
+    a session starts (a few small files) is how a game picks new values up without a
+    restart. Should they have become unusable meanwhile, the game keeps its last good ones.
+    """
+
+    def __init__(self, game: LoadedGame, settings: AgentSettings, trace: Trace) -> None:
+        self.game = game
+        self.last = settings
+        self.trace = trace
+
+    def __call__(self) -> AgentSettings:
+        try:
+            settings = self.game.load_settings()
+        except SettingsError as exc:
+            self.trace.record("settings_error", game=self.game.id, error=str(exc))
+            return self.last
+        if settings.llm.api_key is not None:
+            self.trace.add_secret(settings.llm.api_key.get_secret_value())
+        self.last = settings
+        return settings
 
 
 @asynccontextmanager

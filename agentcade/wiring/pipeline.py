@@ -7,7 +7,7 @@ running game) and closes the model.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from agentcade.settings import AgentSettings, load_game_settings
 from agentcade.trace import NULL_TRACE, Trace
 from agentcade.wiring.registry import open_registry
 
-__all__ = ["main_model", "open_pipeline"]
+__all__ = ["follow_model_settings", "main_model", "open_pipeline"]
 
 
 def main_model(registry: GameRegistry, trace: Trace) -> tuple[ChatModel, bool]:
@@ -70,7 +70,31 @@ async def open_pipeline(
             finally:
                 with trio.CancelScope(shield=True), trio.move_on_after(15):
                     await agent.shutdown()
-                    close = getattr(chat_model, "aclose", None)
-                    if close is not None:
-                        await close()
+                    for used in {id(chat_model): chat_model, id(agent.model): agent.model}.values():
+                        close = getattr(used, "aclose", None)
+                        if close is not None:
+                            await close()
                 nursery.cancel_scope.cancel()
+
+
+def follow_model_settings(
+    agent: MainAgent, registry: GameRegistry, trace: Trace
+) -> Callable[[frozenset[str]], Awaitable[None]]:
+    """What to do when the settings page saved keys: the main agent's model follows ``LLM_*``.
+
+    (Games read their settings at every new session; the main agent holds one model, so
+    it is rebuilt here.) The old model is closed; the pipeline closes the last one.
+    """
+
+    async def saved(keys: frozenset[str]) -> None:
+        if not any(key.startswith("LLM_") for key in keys):
+            return
+        old = agent.model
+        agent.model, offline = main_model(registry, trace)
+        if offline:
+            print(offline_notice(), file=sys.stderr, flush=True)
+        close = getattr(old, "aclose", None)
+        if close is not None:
+            await close()
+
+    return saved

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+import os
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
+
+import trio
 
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.registry import GameRegistry
@@ -21,7 +24,12 @@ from agentcade.settings import user_config_dir
 from agentcade.trace import NULL_TRACE, Trace
 from agentcade.wiring.games import is_url, open_game
 
-__all__ = ["installed_remote_games", "open_registry"]
+__all__ = [
+    "forget_remote_game",
+    "installed_remote_games",
+    "open_registry",
+    "remember_remote_game",
+]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +48,36 @@ def installed_remote_games(config_dir: Path | None = None) -> list[str]:
     return [u for u in urls if isinstance(u, str) and is_url(u)]
 
 
+def _write_games_json(config_dir: Path | None, change: Callable[[list[str]], list[str]]) -> None:
+    """Rewrite ``games.json`` with ``change(urls)``, keeping its other keys; atomically."""
+    path = (config_dir or user_config_dir()) / "games.json"
+    data: dict[str, object] = {}
+    if path.is_file():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            loaded = {}  # unreadable: rewritten from what we know (reading it gave no games)
+        if isinstance(loaded, dict):
+            data = loaded
+    listed = data.get("remote")
+    urls = [u for u in listed if isinstance(u, str)] if isinstance(listed, list) else []
+    data["remote"] = change(urls)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def remember_remote_game(url: str, config_dir: Path | None = None) -> None:
+    """Add ``url`` to ``games.json`` (the next start opens it too); no duplicates."""
+    _write_games_json(config_dir, lambda urls: urls if url in urls else [*urls, url])
+
+
+def forget_remote_game(url: str, config_dir: Path | None = None) -> None:
+    """Remove ``url`` from ``games.json``."""
+    _write_games_json(config_dir, lambda urls: [u for u in urls if u != url])
+
+
 @asynccontextmanager
 async def open_registry(
     *,
@@ -50,8 +88,9 @@ async def open_registry(
 ) -> AsyncIterator[GameRegistry]:
     """Open every built-in game, the installed remote games and ``extra`` (``--game``).
 
-    A game that fails to open is left out and named in ``registry.problems`` so one
-    broken game never keeps the robot from playing the others.
+    A game that fails to open is left out and named in ``registry.problems`` (and kept
+    in ``registry.failed`` for a retry) so one broken game never keeps the robot from
+    playing the others. While the block runs, ``registry.open`` adds games.
     """
     registry = GameRegistry()
     root = builtin_dir or builtin_games_dir()
@@ -64,7 +103,13 @@ async def open_registry(
                 client = await stack.enter_async_context(open_game(target, trace=trace))
             except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
                 registry.problems.append(f"{target}: {exc}")
+                registry.failed[target] = str(exc)
                 log.warning("game %s not available: %s", target, exc)
                 continue
             registry.add(client)
-        yield registry
+        async with trio.open_nursery() as nursery:
+            registry.start(nursery, lambda target: open_game(target, trace=trace))
+            try:
+                yield registry
+            finally:
+                nursery.cancel_scope.cancel()

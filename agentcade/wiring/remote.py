@@ -17,21 +17,7 @@ from agentcade.game.client import GameInfo, ReplyStream
 from agentcade.protocol import GameInput
 from agentcade.trace import NULL_TRACE, Trace
 
-__all__ = ["RemoteGameClient", "info_from_card", "open_remote_game"]
-
-
-def info_from_card(card: CardInfo, location: str) -> GameInfo:
-    """The info of a remote game, from its agent card."""
-    return GameInfo(
-        id=card.game_id,
-        name=card.name,
-        description=card.description,
-        summary=card.summary,
-        aliases=tuple(card.aliases),
-        capabilities=tuple(card.capabilities),
-        version=card.version,
-        location=location,
-    )
+__all__ = ["RemoteGameClient", "open_remote_game"]
 
 
 class RemoteGameClient:
@@ -43,7 +29,7 @@ class RemoteGameClient:
         self.protocol = protocol
         self.endpoint = endpoint_for(url, card)
         self._client = client
-        self.info = info_from_card(card, url)
+        self.info = GameInfo.of(card, url)
 
     @asynccontextmanager
     async def stream(self, context_id: str, game_input: GameInput) -> AsyncIterator[ReplyStream]:

@@ -1,0 +1,250 @@
+"""Every exception agentcade raises on purpose, in one tree with one base.
+
+The branches say whose fault it is, like h11's ``LocalProtocolError`` /
+``RemoteProtocolError``: the fix, and who hears about it, depend on that::
+
+    AgentcadeError                base: catch this to catch every error agentcade means
+    ├── InputError                what a person gave us is wrong; the text says what to fix
+    │   ├── GameLoadError         a game folder that cannot be loaded
+    │   ├── SettingsError         settings missing or invalid (settings.yaml, .env, env)
+    │   ├── SkillError            a SKILL.md with at least one ``fail`` problem
+    │   ├── ToolDefinitionError   a ``@tool`` declaration the runtime cannot use
+    │   ├── VectorError           a drawing the robot cannot show
+    │   └── DirectiveError        a robot call a game may not make (``DirectiveErrorKind``)
+    ├── PeerError                 the other side of the protocol broke it
+    │   ├── ProtocolError         a message that breaks agentcade/1
+    │   ├── CardError             an agent card we cannot play
+    │   └── GameRemoteError       a remote game delivered no reply (``RemoteErrorKind``)
+    │       └── ReplyCutShort     its stream ended before the final reply
+    ├── ModelError                the model failed: HTTP, timeout, garbage, bad tool calls
+    └── DeviceError               the robot did not carry out a call (``DeviceErrorKind``)
+
+Anything else that escapes — a plain ``Exception`` — is a bug in agentcade (or in a game's
+own Python code): it is logged with its traceback, and the family still hears a line.
+
+Kinds are enums, never message text: callers branch on ``exc.kind`` or on the type. The
+enums are ``StrEnum`` so a kind compares equal to, prints and serialises as its name
+(``"timeout"``). Errors that used to derive from ``ValueError`` / ``TypeError`` still do,
+so existing ``except ValueError`` handlers keep working.
+
+Pure: no I/O, no imports beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+__all__ = [
+    "AgentcadeError",
+    "CardError",
+    "DeviceError",
+    "DeviceErrorKind",
+    "DirectiveError",
+    "DirectiveErrorKind",
+    "GameLoadError",
+    "GameRemoteError",
+    "InputError",
+    "ModelError",
+    "PeerError",
+    "ProtocolError",
+    "RemoteErrorKind",
+    "ReplyCutShort",
+    "SettingsError",
+    "SkillError",
+    "ToolDefinitionError",
+    "VectorError",
+]
+
+
+class AgentcadeError(Exception):
+    """Base of every error agentcade raises on purpose. The message is one short line."""
+
+
+# --------------------------------------------------------------------------- input
+
+
+class InputError(AgentcadeError):
+    """What a person gave us is wrong (a game author's files, a user's settings or
+    arguments); the message names the file or value and says how to fix it."""
+
+
+class GameLoadError(InputError):
+    """A game folder that cannot be loaded; the message names the file and the fix."""
+
+
+class SettingsError(InputError):
+    """Settings are missing or invalid. The message names the file or key and the fix."""
+
+
+class _Problem(Protocol):
+    """What ``SkillError`` needs of ``agentcade.skill.SkillProblem``."""
+
+    @property
+    def level(self) -> str: ...
+
+    def format(self, source: str) -> str: ...
+
+
+class SkillError(InputError, ValueError):
+    """A SKILL.md with at least one ``fail`` problem.
+
+    ``problems`` holds every problem found (warnings too), so a caller can show them all;
+    ``str()`` lists the failures, one per line.
+    """
+
+    def __init__(self, problems: Iterable[Any], source: str = "SKILL.md") -> None:
+        self.problems: list[Any] = list(problems)
+        """The ``SkillProblem`` list."""
+        self.source = source
+        found: list[_Problem] = self.problems
+        fails = [p for p in found if p.level == "fail"] or found
+        super().__init__("\n".join(p.format(source) for p in fails))
+
+
+class ToolDefinitionError(InputError, TypeError):
+    """A ``@tool`` declaration the runtime cannot use; raised while the game loads.
+
+    The message names the class and the method and says how to fix it.
+    """
+
+
+class VectorError(InputError, ValueError):
+    """A drawing the robot cannot show; the message names the limit."""
+
+
+class DirectiveErrorKind(enum.StrEnum):
+    """Why a robot call was refused."""
+
+    NOT_ALLOWED = "not_allowed"
+    """Not an open SDK method."""
+    UNDECLARED = "undeclared"
+    """Its capability is missing from ``required_capabilities``."""
+    INVALID = "invalid"
+    """Bad arguments (the SDK's own message, or a host limit)."""
+
+
+class DirectiveError(InputError, ValueError):
+    """A robot call a game may not make, or made with wrong arguments.
+
+    Attributes:
+        kind: a ``DirectiveErrorKind``.
+        call: the ``"domain.method"`` name as written.
+        reason: the short cause, e.g. the SDK's own message for ``invalid``.
+        hint: how to fix it ("" when the reason says it all).
+    """
+
+    def __init__(self, kind: DirectiveErrorKind | str, call: str, reason: str, hint: str = "") -> None:
+        self.kind = DirectiveErrorKind(kind)
+        self.call = call
+        self.reason = reason
+        self.hint = hint
+        message = f"robot call {call}: {reason}"
+        if hint:
+            message += f". {hint}"
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.kind.value, self.call, self.reason, self.hint))
+
+
+# --------------------------------------------------------------------------- peers
+
+
+class PeerError(AgentcadeError):
+    """The other side of the protocol broke it: a remote game, a main agent sending to a
+    served game, a game's replies or card. Not our bug and not the user's."""
+
+
+class ProtocolError(PeerError, ValueError):
+    """A message that breaks the protocol; the text says what and how to fix it."""
+
+
+class CardError(PeerError, ValueError):
+    """An agent card we cannot play; the text says what is wrong and how to fix it."""
+
+
+class RemoteErrorKind(enum.StrEnum):
+    """Why a remote game delivered no (final) reply."""
+
+    NETWORK = "network"
+    """Connect/TLS/read/write failed, or the connection dropped mid-stream."""
+    TIMEOUT = "timeout"
+    """No reply within the reply timeout (or the connect timeout)."""
+    HTTP = "http"
+    """A non-200 status."""
+    RPC = "rpc"
+    """A JSON-RPC error (a unary body or ``event: error``)."""
+    FAILED = "failed"
+    """The task ended FAILED or REJECTED (the message is the game's text)."""
+    CANCELED = "canceled"
+    """The task ended CANCELED."""
+    PROTOCOL = "protocol"
+    """Bad JSON, bad SSE, a reply that is not a GameReply, no final reply."""
+    CARD = "card"
+    """The agent card is missing or unusable."""
+
+
+class GameRemoteError(PeerError):
+    """A remote game could not deliver a reply; ``kind`` (a ``RemoteErrorKind``) says why."""
+
+    def __init__(self, kind: RemoteErrorKind | str, message: str) -> None:
+        self.kind = RemoteErrorKind(kind)
+        self.message = message
+        super().__init__(f"{self.kind}: {message}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.kind.value, self.message))
+
+
+class ReplyCutShort(GameRemoteError):
+    """The game ended its reply stream before the final reply (kind ``protocol``).
+
+    Its own type because ``check`` tells it apart from a reply it cannot read.
+    """
+
+    def __init__(self, message: str = "the game ended the stream before its final reply") -> None:
+        super().__init__(RemoteErrorKind.PROTOCOL, message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message,))
+
+
+# --------------------------------------------------------------------------- model, robot
+
+
+class ModelError(AgentcadeError):
+    """The model failed (HTTP, timeout, garbage). The message is short and has no secrets."""
+
+
+class DeviceErrorKind(enum.StrEnum):
+    """Why the robot did not carry out a call."""
+
+    REJECTED = "rejected"
+    """The device NACKed it (``reason`` is the device's)."""
+    TIMEOUT = "timeout"
+    """No reply in time."""
+    UNAVAILABLE = "unavailable"
+    """Connection closed, or the firmware lacks the capability."""
+    INVALID = "invalid"
+    """The SDK refused the arguments."""
+
+
+class DeviceError(AgentcadeError):
+    """A directive the robot did not carry out.
+
+    Attributes:
+        kind: a ``DeviceErrorKind``.
+        call: the ``"domain.method"`` name.
+        reason: the short cause.
+    """
+
+    def __init__(self, kind: DeviceErrorKind | str, call: str, reason: str) -> None:
+        self.kind = DeviceErrorKind(kind)
+        self.call = call
+        self.reason = reason
+        super().__init__(f"{call}: {self.kind}: {reason}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.kind.value, self.call, self.reason))

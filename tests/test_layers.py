@@ -1,0 +1,293 @@
+"""The layers hold: every import in ``agentcade/`` and ``games/`` follows the layer table.
+
+The table is written twice, here and in ``docs/internals.md`` (a test keeps them equal);
+the public game API is written here and in the guide (a test keeps them equal too).
+Imports are read from the AST, including imports inside functions, so a lazy import
+cannot hide an arrow the table forbids.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (layer, module prefixes, layers it may import). Order: lowest first.
+LAYERS: list[tuple[str, tuple[str, ...], frozenset[str]]] = [
+    (
+        "core",
+        (
+            "agentcade",
+            "agentcade.errors",
+            "agentcade.protocol",
+            "agentcade.speech",
+            "agentcade.allowlist",
+            "agentcade.vector",
+            "agentcade.judge",
+            "agentcade.skill",
+            "agentcade.tools",
+            "agentcade.settings",
+            "agentcade.trace",
+        ),
+        frozenset({"core"}),
+    ),
+    ("device", ("agentcade.device", "agentcade.effects"), frozenset({"core", "device"})),
+    ("voice", ("agentcade.voice",), frozenset({"core", "device", "voice"})),
+    ("model", ("agentcade.llm",), frozenset({"core", "model"})),
+    ("a2a", ("agentcade.a2a",), frozenset({"core", "a2a"})),
+    (
+        "game",
+        ("agentcade.game", "agentcade.skill_agent"),
+        frozenset({"core", "device", "model", "game"}),
+    ),
+    ("main", ("agentcade.main",), frozenset({"core", "device", "model", "game", "main"})),
+    (
+        "wiring",
+        ("agentcade.wiring",),
+        frozenset({"core", "device", "voice", "model", "a2a", "game", "main", "wiring"}),
+    ),
+    (
+        "app",
+        (
+            "agentcade.__main__",
+            "agentcade.cli",
+            "agentcade.commands",
+            "agentcade.check",
+            "agentcade.catalog",
+            "agentcade.web",
+            "agentcade.app",
+        ),
+        frozenset({"core", "device", "voice", "model", "a2a", "game", "main", "wiring", "app"}),
+    ),
+]
+
+# What a game may import from agentcade: module -> names (None: the whole module).
+PUBLIC_GAME_API: dict[str, frozenset[str] | None] = {
+    "agentcade.effects": None,
+    "agentcade.judge": frozenset({"fuzzy_syllable", "is_match", "normalize", "parse_number"}),
+    "agentcade.llm": frozenset({"ChatModel", "ModelError", "make_model"}),
+    "agentcade.settings": frozenset({"AgentSettings", "LLMSettings", "user_data_dir"}),
+    "agentcade.skill": frozenset({"Skill"}),
+    "agentcade.skill_agent": frozenset({"SkillAgent"}),
+    "agentcade.tools": frozenset({"tool"}),
+    "agentcade.vector": frozenset({"Stroke", "VectorError", "encode_vector"}),
+}
+
+
+# --- the checker -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Import:
+    """One ``agentcade`` import: where it is and the module (or module.name) it names."""
+
+    path: Path
+    line: int
+    target: str
+    names: tuple[str, ...] = ()
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports_of(path: Path, root: Path) -> Iterator[Import]:
+    """Every import of ``agentcade`` in a file, wherever it is (functions included)."""
+    package = module_name(path, root).rsplit(".", 1)[0] if path.name != "__init__.py" else module_name(path, root)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "agentcade":
+                    yield Import(path, node.lineno, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # relative: resolve against the file's package
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join([*base, module] if module else base)
+            if module.split(".")[0] == "agentcade":
+                yield Import(path, node.lineno, module, tuple(a.name for a in node.names))
+
+
+def layer_of(module: str) -> str | None:
+    best: tuple[int, str] | None = None
+    for layer, prefixes, _ in LAYERS:
+        for prefix in prefixes:
+            exact_only = prefix == "agentcade"
+            matches = module == prefix or (not exact_only and module.startswith(prefix + "."))
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), layer)
+    return None if best is None else best[1]
+
+
+def targets(imp: Import, root: Path) -> list[str]:
+    """The modules an import reaches: ``from agentcade import effects`` reaches
+    ``agentcade.effects``; ``from agentcade.skill import Skill`` reaches ``agentcade.skill``."""
+    out = []
+    for name in imp.names:
+        candidate = f"{imp.target}.{name}"
+        as_path = root.joinpath(*candidate.split("."))
+        if as_path.with_suffix(".py").is_file() or (as_path / "__init__.py").is_file():
+            out.append(candidate)
+    if not out or len(out) < len(imp.names):
+        out.append(imp.target)
+    return out
+
+
+def layering_violations(root: Path) -> list[str]:
+    """Every import in ``root/agentcade`` that its layer may not make, one line each."""
+    allowed = {layer: may for layer, _, may in LAYERS}
+    problems = []
+    for path in sorted((root / "agentcade").rglob("*.py")):
+        source = module_name(path, root)
+        layer = layer_of(source)
+        if layer is None:
+            problems.append(f"{source}: in no layer; add it to the layer table")
+            continue
+        for imp in imports_of(path, root):
+            for target in targets(imp, root):
+                target_layer = layer_of(target)
+                if target_layer is None or target_layer not in allowed[layer]:
+                    problems.append(
+                        f"{path.relative_to(root)}:{imp.line}: {source} ({layer}) imports "
+                        f"{target} ({target_layer or 'no layer'})"
+                    )
+    return problems
+
+
+def game_api_violations(root: Path) -> list[str]:
+    """Every import in ``root/games`` of something outside the public game API."""
+    problems = []
+    for path in sorted((root / "games").rglob("*.py")):
+        for imp in imports_of(path, root):
+            if imp.target == "agentcade" and imp.names:
+                modules = [f"agentcade.{n}" for n in imp.names]
+                bad = [m for m in modules if m not in PUBLIC_GAME_API or PUBLIC_GAME_API[m] is not None]
+            elif imp.target in PUBLIC_GAME_API:
+                names = PUBLIC_GAME_API[imp.target]
+                bad = [] if names is None else [n for n in imp.names if n not in names]
+                if not imp.names and names is not None:
+                    bad = [imp.target]
+            else:
+                bad = [imp.target]
+            for what in bad:
+                problems.append(f"{path.relative_to(root)}:{imp.line}: {what} is not public game API")
+    return problems
+
+
+# --- the tests ---------------------------------------------------------------------------
+
+
+def test_agentcade_imports_follow_the_layer_table() -> None:
+    assert layering_violations(ROOT) == []
+
+
+def test_games_import_only_the_public_game_api() -> None:
+    assert game_api_violations(ROOT) == []
+
+
+@pytest.fixture
+def tree_copy(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "agentcade", tmp_path / "agentcade", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "games", tmp_path / "games", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_a_planted_import_from_game_to_a2a_fails(tree_copy: Path) -> None:
+    assert layering_violations(tree_copy) == []
+    planted = tree_copy / "agentcade" / "game" / "planted.py"
+    planted.write_text(
+        "def lazy() -> None:\n    from agentcade.a2a.client import A2AClient  # hidden in a function\n",
+        encoding="utf-8",
+    )
+    assert layering_violations(tree_copy) == [
+        "agentcade/game/planted.py:2: agentcade.game.planted (game) imports "
+        "agentcade.a2a.client (a2a)"
+    ]
+
+
+def test_a_planted_core_import_of_the_device_layer_fails(tree_copy: Path) -> None:
+    skill = tree_copy / "agentcade" / "skill.py"
+    skill.write_text(skill.read_text(encoding="utf-8") + "\nfrom agentcade.device import validate\n", encoding="utf-8")
+    problems = layering_violations(tree_copy)
+    assert len(problems) == 1
+    assert "agentcade.skill (core) imports agentcade.device.validate (device)" in problems[0]
+
+
+def test_a_game_importing_an_internal_module_fails(tree_copy: Path) -> None:
+    agent = tree_copy / "games" / "riddle" / "agent.py"
+    agent.write_text(agent.read_text(encoding="utf-8") + "\nfrom agentcade.game.turn import Turn\n", encoding="utf-8")
+    problems = game_api_violations(tree_copy)
+    assert len(problems) == 1
+    assert "agentcade.game.turn is not public game API" in problems[0]
+
+
+def test_the_layer_table_in_internals_md_is_the_one_enforced() -> None:
+    text = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
+    block = text.split("<!-- layers:begin -->", 1)[1].split("<!-- layers:end -->", 1)[0]
+    rows = [line for line in block.strip().splitlines()[2:] if line.startswith("|")]
+    documented = []
+    for row in rows:
+        layer, modules, may = (cell.strip() for cell in row.strip("|").split("|"))
+        documented.append(
+            (layer, tuple(re.findall(r"`([^`]+)`", modules)), frozenset(m.strip() for m in may.split(",")))
+        )
+    assert documented == LAYERS
+
+
+def test_the_public_game_api_in_the_guide_is_the_one_enforced() -> None:
+    text = (ROOT / "docs" / "guide.zh-CN.md").read_text(encoding="utf-8")
+    section = text.split("### 游戏能用的接口", 1)[1]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    documented: dict[str, frozenset[str] | None] = {}
+    for line in block.strip().splitlines():
+        module, _, names = line.partition(":")
+        documented[module.strip()] = (
+            frozenset(n.strip() for n in names.split(",")) if names.strip() else None
+        )
+    assert documented == PUBLIC_GAME_API
+
+
+# I/O libraries the pure core must not import (the core is data and rules; I/O is above it).
+IO_LIBRARIES = frozenset({"trio", "h11", "openai", "watcherobot", "a2a", "httpx", "trio_websocket"})
+
+
+def core_io_imports(root: Path) -> list[str]:
+    """Every import of an I/O library by a module of the core layer."""
+    problems = []
+    for path in sorted((root / "agentcade").rglob("*.py")):
+        if layer_of(module_name(path, root)) != "core":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            problems += [
+                f"{path.relative_to(root)}:{node.lineno}: imports {name}"
+                for name in names
+                if name.split(".")[0] in IO_LIBRARIES
+            ]
+    return problems
+
+
+def test_the_pure_core_imports_no_io_library() -> None:
+    assert core_io_imports(ROOT) == []
+
+
+def test_a_planted_trio_import_in_the_core_fails(tree_copy: Path) -> None:
+    judge = tree_copy / "agentcade" / "judge.py"
+    judge.write_text(judge.read_text(encoding="utf-8") + "\n\ndef f() -> None:\n    import trio\n", encoding="utf-8")
+    assert [p.split(": ", 1)[1] for p in core_io_imports(tree_copy)] == ["imports trio"]

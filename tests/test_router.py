@@ -44,7 +44,7 @@ def _cases() -> list[Case]:
 def games() -> list[GameInfo]:
     root = builtin_games_dir()
     return [
-        GameInfo.from_skill(Skill.load(p / "SKILL.md"), str(p))
+        GameInfo.of(Skill.load(p / "SKILL.md"), str(p))
         for p in sorted(root.iterdir())
         if (p / "SKILL.md").is_file()
     ]

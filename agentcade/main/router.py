@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agentcade.game.client import GameInfo
 from agentcade.judge import is_match, normalize
+from agentcade.skill import Declaration
 
 __all__ = ["Route", "RouteKind", "find_named", "games_text", "greeting", "route"]
 
@@ -95,7 +95,7 @@ _PLAY_SOMETHING = re.compile(
 _QUESTION = re.compile(r"[吗么嘛呢?]$|怎么|什么|是啥|好玩|难不难|规则")
 
 
-def route(text: str, games: Sequence[GameInfo], current: str | None) -> Route:
+def route(text: str, games: Sequence[Declaration], current: str | None) -> Route:
     """Decide what the line ``text`` asks for; ``current`` is the running game's id."""
     said = normalize(text)
     if not said:
@@ -166,7 +166,7 @@ def _window_match(said: str, phrase: str) -> bool:
     return any(is_match(said[i : i + n], phrase) for i in range(len(said) - n + 1))
 
 
-def _mentions(said: str, games: Sequence[GameInfo]) -> list[_Mention]:
+def _mentions(said: str, games: Sequence[Declaration]) -> list[_Mention]:
     """Every game name heard in the line, longest first where they overlap, in line order."""
     found: list[_Mention] = []
     for info in games:
@@ -191,7 +191,7 @@ def _mentions(said: str, games: Sequence[GameInfo]) -> list[_Mention]:
     return sorted(kept, key=lambda m: m.start)
 
 
-def find_named(text: str, games: Sequence[GameInfo]) -> str | None:
+def find_named(text: str, games: Sequence[Declaration]) -> str | None:
     """The id of the first game the line names at all (the loose rule, when no model answers)."""
     mentions = _mentions(normalize(text), games)
     return mentions[0].game_id if mentions else None
@@ -202,7 +202,7 @@ def _first_sentence(text: str) -> str:
     return (match.group(1) if match else text).rstrip("。！？!?；;")
 
 
-def games_text(games: Sequence[GameInfo]) -> str:
+def games_text(games: Sequence[Declaration]) -> str:
     """The spoken answer to "有什么游戏": each game's name and how it is played (``description``)."""
     if not games:
         return "现在还没有可以玩的游戏。"
@@ -210,7 +210,7 @@ def games_text(games: Sequence[GameInfo]) -> str:
     return f"我会玩{len(games)}个游戏。" + "".join(parts) + "想玩哪个？"
 
 
-def greeting(games: Sequence[GameInfo]) -> str:
+def greeting(games: Sequence[Declaration]) -> str:
     """The boot greeting: each game's name followed by its ``summary`` (the guide's rule)."""
     if not games:
         return "你好，我是小懒，可以陪你聊天。"

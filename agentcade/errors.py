@@ -13,6 +13,7 @@ The branches say whose fault it is, like h11's ``LocalProtocolError`` /
     │   └── DirectiveError        a robot call a game may not make (``DirectiveErrorKind``)
     ├── PeerError                 the other side of the protocol broke it
     │   ├── ProtocolError         a message that breaks agentcade/1
+    │   │   └── UnsupportedContent  only media a game cannot take (A2A -32005)
     │   ├── CardError             an agent card we cannot play
     │   └── GameRemoteError       a remote game delivered no reply (``RemoteErrorKind``)
     │       └── ReplyCutShort     its stream ended before the final reply
@@ -54,6 +55,7 @@ __all__ = [
     "SettingsError",
     "SkillError",
     "ToolDefinitionError",
+    "UnsupportedContent",
     "VectorError",
 ]
 
@@ -159,6 +161,10 @@ class PeerError(AgentcadeError):
 
 class ProtocolError(PeerError, ValueError):
     """A message that breaks the protocol; the text says what and how to fix it."""
+
+
+class UnsupportedContent(ProtocolError):
+    """Every part of a message is a media type the game cannot take (A2A -32005)."""
 
 
 class CardError(PeerError, ValueError):

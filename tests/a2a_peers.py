@@ -309,8 +309,12 @@ async def http_request(
     headers: list[tuple[str, str]] | None = None,
     version: str | None = "1.0",
     stream: trio.abc.Stream | None = None,
+    content_type: str | None = "application/json",
 ) -> RawResponse:
-    """One request on a new connection (or on ``stream``), read to the end of the response."""
+    """One request on a new connection (or on ``stream``), read to the end of the response.
+
+    A POST carries ``content_type`` (None: no Content-Type header) and a Content-Length.
+    """
     import h11
 
     own = stream is None
@@ -321,7 +325,9 @@ async def http_request(
     if version is not None:
         hs.append(("a2a-version", version))
     if method == "POST":
-        hs += [("content-type", "application/json"), ("content-length", str(len(body)))]
+        if content_type is not None:
+            hs.append(("content-type", content_type))
+        hs.append(("content-length", str(len(body))))
     hs += headers or []
     try:
         await stream.send_all(conn.send(h11.Request(method=method, target=target, headers=hs)))

@@ -273,6 +273,48 @@ ERROR_PEERS: list[tuple[str, bytes, str, str]] = [
         "protocol",
         "before its final reply",
     ),
+    (
+        "reply in another protocol version",
+        SSE_HEAD
+        + _event(
+            _status(
+                "TASK_STATE_COMPLETED",
+                [{"data": {"protocol": "desktop-game/5", "text": "旧版本"}}],
+            )
+        ),
+        "protocol",
+        "replied in protocol 'desktop-game/5', not the negotiated 'agentcade/1'",
+    ),
+    (
+        "unary reply in another protocol version",
+        _json_response(
+            {
+                "result": {
+                    "task": {
+                        "id": "t",
+                        "status": {
+                            "state": "TASK_STATE_COMPLETED",
+                            "message": {
+                                "messageId": "m",
+                                "role": "ROLE_AGENT",
+                                "parts": [{"data": {"protocol": "desktop-game/5", "text": "x"}}],
+                            },
+                        },
+                    }
+                },
+                "id": "x",
+                "jsonrpc": "2.0",
+            }
+        ),
+        "protocol",
+        "not the negotiated 'agentcade/1'",
+    ),
+    (
+        "empty data event then eof",
+        SSE_HEAD + b"data:\r\n\r\n",
+        "protocol",
+        "before its final reply",
+    ),
     ("garbage http", b"SPDY/9 what\r\n\r\n", "protocol", "bad HTTP"),
     ("closed", b"", "network", "closed the connection"),
 ]
@@ -292,6 +334,17 @@ async def test_every_failure_is_a_game_remote_error(
         await A2AClient().send(url, "c", START)
     assert info.value.kind == kind
     assert needle in info.value.message
+
+
+async def test_a_text_only_reply_takes_the_negotiated_version(nursery: trio.Nursery) -> None:
+    async def peer(stream: trio.SocketStream, body: bytes) -> None:
+        await stream.send_all(
+            SSE_HEAD + b"\xef\xbb\xbf" + _event(_status("TASK_STATE_COMPLETED", [{"text": "好"}]))
+        )
+
+    url = await _serve_peer(nursery, peer, [])
+    replies = await A2AClient().send(url, "c", START, protocol="desktop-game/5")
+    assert replies == [GameReply(protocol="desktop-game/5", text="好")]
 
 
 async def test_silence_is_a_timeout_and_pings_do_not_count(nursery: trio.Nursery) -> None:

@@ -21,9 +21,48 @@ from tests.a2a_peers import (
     start_server,
 )
 
+UNTAKEN_PARTS = [
+    ("raw part", [{"raw": "AAEC"}], "not raw bytes"),
+    ("url part", [{"url": "https://example.org/x.png"}], "not a file URL"),
+    ("image part", [{"raw": "AAEC", "mediaType": "image/png"}], "not image/png"),
+    (
+        "text declared as audio",
+        [{"text": "hi", "mediaType": "audio/wav"}, {"url": "https://x/y", "mediaType": "video/mp4"}],
+        "not audio/wav, video/mp4",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "parts", "needle"), UNTAKEN_PARTS, ids=[b[0] for b in UNTAKEN_PARTS]
+)
+async def test_parts_the_game_cannot_take_are_content_type_not_supported(
+    nursery: trio.Nursery, name: str, parts: list, needle: str
+) -> None:
+    port, handler = await start_server(nursery)
+    body = rpc_body("SendStreamingMessage", send_params(parts=parts))
+    resp = await http_request(
+        port, "POST", "/", body=body, headers=[("accept", "text/event-stream")]
+    )
+    assert resp.headers["content-type"] == "application/json"
+    error = resp.json()["error"]
+    assert error["code"] == -32005
+    assert error["data"][0]["reason"] == "CONTENT_TYPE_NOT_SUPPORTED"
+    assert "application/json or text/plain" in error["message"]
+    assert needle in error["message"], error["message"]
+    assert handler.inputs == []
+
+
+async def test_an_image_beside_a_game_input_is_ignored(nursery: trio.Nursery) -> None:
+    port, handler = await start_server(nursery)
+    parts = [{"raw": "AAEC", "mediaType": "image/png"}, {"data": game_input(text="看")}]
+    body = rpc_body("SendMessage", send_params(parts=parts))
+    resp = await http_request(port, "POST", "/", body=body)
+    assert resp.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [i.text for _, i in handler.inputs] == ["看"]
+
+
 BAD_PARTS = [
-    ("raw part", [{"raw": "AAEC"}], "got raw parts"),
-    ("url part", [{"url": "https://example.org/x.png"}], "got url parts"),
     ("data is a list", [{"data": [1, 2]}], "GameInput must be a JSON object, got list"),
     ("data is a string", [{"data": "start"}], "GameInput must be a JSON object, got str"),
     ("no protocol", [{"data": {"kind": "start"}}], "has no 'protocol' field"),

@@ -147,6 +147,29 @@ def test_sse_decoder_one_byte_at_a_time() -> None:
     assert events == EXPECTED
 
 
+def test_sse_decoder_drops_an_empty_data_event() -> None:
+    stream = b"data:\r\n\r\ndata: \n\nevent: error\ndata:\n\ndata: x\n\n"
+    assert SSEDecoder().feed(stream) == [SSEEvent("message", "x")]
+
+
+@pytest.mark.parametrize("step", [1, 2, 100])
+def test_sse_decoder_drops_a_leading_bom_once(step: int) -> None:
+    stream = b"\xef\xbb\xbfdata: a\n\n\xef\xbb\xbfdata: b\n\n"
+    decoder = SSEDecoder()
+    events = []
+    for i in range(0, len(stream), step):
+        events += decoder.feed(stream[i : i + step])
+    # the second BOM is not at the stream's start: it is part of a field name
+    assert events == [SSEEvent("message", "a")]
+
+
+def test_sse_decoder_keeps_a_short_stream_that_is_not_a_bom() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"\xef") == []
+    with pytest.raises(ValueError, match="not UTF-8"):
+        decoder.feed(b"data: x\n\n")
+
+
 def test_sse_decoder_limits() -> None:
     decoder = SSEDecoder(max_event_size=100)
     with pytest.raises(ValueError, match="larger than 100"):
@@ -200,8 +223,11 @@ def test_input_from_parts() -> None:
     assert wire.input_from_parts([{"text": "hi"}], new_session=False) == GameInput(
         kind="message", text="hi"
     )
-    with pytest.raises(ProtocolError, match="raw, url"):
+    with pytest.raises(wire.UnsupportedContent, match="not a file URL, raw bytes"):
         wire.input_from_parts([{"raw": "AAAA"}, {"url": "http://x"}], new_session=True)
+    with pytest.raises(ProtocolError, match="carries no GameInput") as empty:
+        wire.input_from_parts([], new_session=True)
+    assert not isinstance(empty.value, wire.UnsupportedContent)
     with pytest.raises(ProtocolError, match="must be a JSON object"):
         wire.input_from_parts([{"data": [1, 2]}], new_session=True)
     with pytest.raises(ProtocolError, match="unknown protocol version 'agentcade/9'"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import json
 import uuid
 
@@ -64,6 +66,78 @@ async def test_card_served_compact_with_etag_and_304(nursery: trio.Nursery) -> N
     assert (await http_request(port, "GET", "/")).status == 405
 
 
+async def test_card_may_be_cached_and_says_when_it_changed(nursery: trio.Nursery) -> None:
+    port, _ = await start_server(nursery)
+    resp = await http_request(port, "GET", "/.well-known/agent-card.json", version=None)
+    assert resp.headers["cache-control"] == "public, max-age=300"
+    modified = email.utils.parsedate_to_datetime(resp.headers["last-modified"])
+    assert abs((dt.datetime.now(dt.UTC) - modified).total_seconds()) < 60
+    since = await http_request(
+        port,
+        "GET",
+        "/.well-known/agent-card.json",
+        headers=[("if-modified-since", resp.headers["last-modified"])],
+    )
+    assert since.status == 304
+    assert since.headers["etag"] == resp.headers["etag"]
+    assert since.headers["cache-control"] == "public, max-age=300"
+    older = email.utils.format_datetime(modified - dt.timedelta(days=1), usegmt=True)
+    stale = await http_request(
+        port, "GET", "/.well-known/agent-card.json", headers=[("if-modified-since", older)]
+    )
+    assert stale.status == 200
+    # the ETag wins over the date (RFC 9110 13.1.3)
+    mismatch = await http_request(
+        port,
+        "GET",
+        "/.well-known/agent-card.json",
+        headers=[
+            ("if-none-match", 'W/"other"'),
+            ("if-modified-since", resp.headers["last-modified"]),
+        ],
+    )
+    assert mismatch.status == 200
+
+
+def test_card_last_modified_moves_only_when_the_card_changes() -> None:
+    server = A2AServer(EchoHandler(), echo_card(1))
+    first = server._card_modified
+    server.set_card(echo_card(1))
+    assert server._card_modified == first
+    server.set_card(echo_card(2))
+    assert server._card_modified > first
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml"]
+)
+async def test_a_body_that_is_not_json_is_content_type_not_supported(
+    nursery: trio.Nursery, content_type: str
+) -> None:
+    port, handler = await start_server(nursery)
+    body = rpc_body("SendMessage", send_params(game_input()), rid="ct-1")
+    resp = await http_request(port, "POST", "/", body=body, content_type=content_type)
+    assert resp.status == 200
+    error = resp.json()["error"]
+    assert error["code"] == -32005
+    assert error["data"][0]["reason"] == "CONTENT_TYPE_NOT_SUPPORTED"
+    assert content_type in error["message"]
+    assert resp.json()["id"] == "ct-1"
+    assert handler.inputs == []
+
+
+@pytest.mark.parametrize(
+    "content_type", [None, "application/json; charset=utf-8", "application/a2a+json"]
+)
+async def test_json_content_types_and_none_are_accepted(
+    nursery: trio.Nursery, content_type: str | None
+) -> None:
+    port, _ = await start_server(nursery)
+    body = rpc_body("SendMessage", send_params(game_input()))
+    resp = await http_request(port, "POST", "/", body=body, content_type=content_type)
+    assert resp.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 async def test_rpc_path_from_card_and_root(nursery: trio.Nursery) -> None:
     port, _ = await start_server(nursery, path="/a2a/rpc")
     body = rpc_body("GetTask", {"id": "x"})
@@ -97,8 +171,32 @@ ERRORS = [
     ("version 2", rpc_body("GetTask", {"id": "x"}), "2.0", -32009),
     ("task not found", rpc_body("GetTask", {"id": "nope"}), "1.0", -32001),
     ("cancel unknown", rpc_body("CancelTask", {"id": "nope"}), "1.0", -32001),
-    ("subscribe", rpc_body("SubscribeToTask", {"id": "nope"}), "1.0", -32004),
-    ("list tasks", rpc_body("ListTasks", {}), "1.0", -32004),
+    ("subscribe unknown", rpc_body("SubscribeToTask", {"id": "nope"}), "1.0", -32001),
+    ("list tasks page size 0", rpc_body("ListTasks", {"pageSize": 0}), "1.0", -32602),
+    ("list tasks page size 101", rpc_body("ListTasks", {"pageSize": 101}), "1.0", -32602),
+    ("list tasks bad token", rpc_body("ListTasks", {"pageToken": "zzz"}), "1.0", -32602),
+    ("list tasks history -1", rpc_body("ListTasks", {"historyLength": -1}), "1.0", -32602),
+    (
+        "only an image part",
+        rpc_body(
+            "SendMessage",
+            send_params(parts=[{"raw": "iVBORw0KGgo=", "mediaType": "image/png"}]),
+        ),
+        "1.0",
+        -32005,
+    ),
+    (
+        "only a file url",
+        rpc_body("SendStreamingMessage", send_params(parts=[{"url": "https://x/a.wav"}])),
+        "1.0",
+        -32005,
+    ),
+    (
+        "data part declared as audio",
+        rpc_body("SendMessage", send_params(parts=[{"data": {}, "mediaType": "audio/wav"}])),
+        "1.0",
+        -32005,
+    ),
     ("extended card", rpc_body("GetExtendedAgentCard", {}), "1.0", -32004),
     (
         "push config",

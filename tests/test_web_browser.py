@@ -72,8 +72,11 @@ async def test_saving_a_game_setting_writes_the_env_file_and_starts_the_game(
     assert "有游戏还缺设置" in play.output
 
     def session(page: Any) -> dict[str, str]:
-        page.goto(url)
-        assert "还缺少必填的设置" in page.inner_text(".banner")  # the app points to settings
+        page.goto(url)  # the app stays on the settings page while a game lacks a setting
+        page.wait_for_url(url + "settings")
+        assert "还缺少必填的设置：探针" in page.inner_text(".banner")
+        page.goto(url + "?live")  # the live view is still there, pointing back to settings
+        assert "还缺少必填的设置" in page.inner_text(".banner")
         page.click(".banner a")
         page.wait_for_url(url + "settings")
         section = page.locator("form[data-section='game-probe_game']")

@@ -302,3 +302,32 @@ async def test_the_catalog_page_merges_the_shipped_file_and_the_catalog_url(
     assert by_id["probe"]["reviewed"] is False  # 1.1.0 was not reviewed
     assert by_id["probe"]["capability_words"] == ["控制灯光"]
     assert listed["errors"] == []
+
+
+async def test_while_a_game_lacks_a_required_setting_the_app_stays_on_the_settings_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    builtin = tmp_path / "builtin"
+    shutil.copytree(PROBE, builtin / "probe", ignore=shutil.ignore_patterns("__pycache__"))
+    (builtin / "probe" / "settings.yaml").write_text(
+        "settings:\n  - key: WORDBOOK_URL\n    description: 题库的地址\n    required: true\n", encoding="utf-8"
+    )
+    trace = Trace()
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path / "home"))  # the game reads it too
+    async with open_registry(builtin_dir=builtin, remote=[], trace=trace) as registry, serve_pages(
+        registry=registry, trace=trace, port=0
+    ) as running:
+        assert registry.get("probe") is None
+        async with httpx.AsyncClient() as http:
+            first = await http.get(running.url)
+            live = await http.get(running.url + "?live")
+        assert (first.status_code, first.headers["location"]) == (303, "/settings")
+        assert live.status_code == 200
+        saved = await post(running, "/api/settings", {
+            "section": "game-probe", "values": {"WORDBOOK_URL": "https://w.example/"}})
+        assert saved.json()["started"] == ["探针"]
+        assert registry.get("probe") is not None  # playable without a restart
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(running.url)).status_code == 200

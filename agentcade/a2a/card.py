@@ -37,6 +37,7 @@ from a2a.types.a2a_pb2 import (
     AgentSkill,
 )
 
+from agentcade.a2a.wire import INPUT_MODES
 from agentcade.errors import CardError
 from agentcade.protocol import SUPPORTED_VERSIONS, ProtocolVersion
 from agentcade.skill import Declaration
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 CAPABILITY_PREFIX = "capability:"
-DEFAULT_MODES = ("application/json", "text/plain")
+DEFAULT_MODES = INPUT_MODES
 """Input/output modes we declare: the DataPart (JSON) door and the plain-text door."""
 
 _PROTOCOL_TAG = re.compile(r"^[a-z][a-z0-9._-]*/[0-9]+$")

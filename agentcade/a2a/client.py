@@ -10,7 +10,8 @@ Every failure of a remote game reaches the caller as one exception type,
         kind "rpc"       a JSON-RPC error (unary body or ``event: error``)
         kind "failed"    the task ended FAILED or REJECTED (message: the game's text)
         kind "canceled"  the task ended CANCELED
-        kind "protocol"  bad JSON, bad SSE, a reply that is not a GameReply, no final reply
+        kind "protocol"  bad JSON, bad SSE, a reply that is not a GameReply, a reply in
+                         another game-protocol version than the negotiated one, no final reply
                          (``ReplyCutShort`` when the stream ended before the final reply)
         kind "card"      the agent card is missing or unusable (``fetch_card``)
 
@@ -100,15 +101,17 @@ async def _next_event(conn: H11Stream, gone: str) -> Any:
         raise
 
 
-def _status_reply(state: str, message: object) -> tuple[GameReply, bool] | None:
+def _status_reply(
+    state: str, message: object, protocol: str | None = None
+) -> tuple[GameReply, bool] | None:
     """Map one task status to a reply (None: nothing to yield) or raise for failures."""
     if state in (wire.COMPLETED, *wire.INTERRUPTED):
         if not isinstance(message, dict):
             raise GameRemoteError("protocol", f"the final status ({state}) carries no reply")
-        return wire.reply_from_parts(message.get("parts")), True
+        return wire.reply_from_parts(message.get("parts"), protocol=protocol), True
     if state == wire.WORKING:
         if isinstance(message, dict):
-            return wire.reply_from_parts(message.get("parts")), False
+            return wire.reply_from_parts(message.get("parts"), protocol=protocol), False
         return None
     if state in (wire.FAILED, wire.REJECTED):
         text = "the game failed this request"
@@ -121,14 +124,19 @@ def _status_reply(state: str, message: object) -> tuple[GameReply, bool] | None:
     return None  # SUBMITTED, UNSPECIFIED
 
 
-def _result_replies(result: object) -> list[tuple[GameReply, bool]]:
-    """Replies in one JSON-RPC result (a StreamResponse or a SendMessageResponse)."""
+def _result_replies(result: object, protocol: str | None = None) -> list[tuple[GameReply, bool]]:
+    """Replies in one JSON-RPC result (a StreamResponse or a SendMessageResponse).
+
+    ``protocol``: the negotiated game-protocol version every reply must speak.
+    """
     if not isinstance(result, dict):
         raise GameRemoteError("protocol", "a JSON-RPC result is not an object")
     try:
         if "statusUpdate" in result:
             status = (result["statusUpdate"] or {}).get("status") or {}
-            found = _status_reply(wire.state_name(status.get("state")), status.get("message"))
+            found = _status_reply(
+                wire.state_name(status.get("state")), status.get("message"), protocol
+            )
             return [found] if found else []
         if "task" in result or "status" in result:
             task = result.get("task", result) or {}
@@ -136,11 +144,11 @@ def _result_replies(result: object) -> list[tuple[GameReply, bool]]:
             state = wire.state_name(status.get("state"))
             if state == wire.WORKING:
                 return []  # a snapshot; the updates follow
-            found = _status_reply(state, status.get("message"))
+            found = _status_reply(state, status.get("message"), protocol)
             return [found] if found else []
         if "message" in result:
             message = result["message"] or {}
-            return [(wire.reply_from_parts(message.get("parts")), True)]
+            return [(wire.reply_from_parts(message.get("parts"), protocol=protocol), True)]
     except ProtocolError as exc:
         raise GameRemoteError("protocol", str(exc)) from exc
     except AttributeError as exc:
@@ -171,8 +179,17 @@ class A2AReplyStream:
     Ends after the final reply. Raises ``GameRemoteError`` as described in the module.
     """
 
-    def __init__(self, conn: H11Stream, *, sse: bool, reply_timeout: float, first: bytes) -> None:
+    def __init__(
+        self,
+        conn: H11Stream,
+        *,
+        sse: bool,
+        reply_timeout: float,
+        first: bytes,
+        protocol: str | None = None,
+    ) -> None:
         self._conn = conn
+        self._protocol = protocol
         self._sse = sse
         self._timeout = reply_timeout
         self._decoder = SSEDecoder()
@@ -208,7 +225,7 @@ class A2AReplyStream:
             raise GameRemoteError("rpc", f"error event: {event.data[:200]}")
         result = _rpc_payload(event.data)
         self.results.append(result)
-        self._pending.extend(_result_replies(result))
+        self._pending.extend(_result_replies(result, self._protocol))
 
     async def __anext__(self) -> tuple[GameReply, bool]:
         while True:
@@ -224,7 +241,7 @@ class A2AReplyStream:
                     self._sse = True  # parsed once, below
                     result = _rpc_payload(self._body.decode())
                     self.results.append(result)
-                    self._pending.extend(_result_replies(result))
+                    self._pending.extend(_result_replies(result, self._protocol))
                     continue
                 raise ReplyCutShort("the game ended the stream before its final reply")
             with trio.move_on_at(self._deadline) as waited, _translate("reading the reply"):
@@ -376,8 +393,10 @@ class A2AClient:
         Args:
             url: the JSON-RPC endpoint.
             context_id: the game session.
-            game_input: what to send; ``protocol`` (the negotiated version) replaces its
-                ``protocol`` field when given.
+            game_input: what to send.
+            protocol: the negotiated game-protocol version: it replaces ``game_input``'s
+                ``protocol`` field, and a reply in any other version is a "protocol" error.
+                None: the version of ``game_input``.
         """
         if protocol is not None and protocol != game_input.protocol:
             game_input = game_input.model_copy(update={"protocol": protocol})
@@ -421,6 +440,7 @@ class A2AClient:
                 sse=ctype.startswith(b"text/event-stream"),
                 reply_timeout=self.reply_timeout,
                 first=b"",
+                protocol=game_input.protocol,
             )
         finally:
             await conn.aclose()

@@ -24,7 +24,9 @@ from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
+    ListTasksRequest,
     SendMessageRequest,
+    SubscribeToTaskRequest,
 )
 from a2a.utils.errors import (
     JSON_RPC_ERROR_CODE_MAP,
@@ -63,8 +65,8 @@ METHODS: dict[str, type[ProtoMessage] | None] = {
     "SendStreamingMessage": SendMessageRequest,
     "GetTask": GetTaskRequest,
     "CancelTask": CancelTaskRequest,
-    "ListTasks": None,
-    "SubscribeToTask": None,
+    "ListTasks": ListTasksRequest,
+    "SubscribeToTask": SubscribeToTaskRequest,
     "CreateTaskPushNotificationConfig": None,
     "GetTaskPushNotificationConfig": None,
     "ListTaskPushNotificationConfigs": None,

@@ -11,11 +11,19 @@ cycles with h11, one at a time (keep-alive, pipelining buffered by h11):
    Content-Length before reading, or while reading a chunked body);
 3. route: ``GET /.well-known/agent-card.json`` or ``POST`` to the JSON-RPC path (the card
    URL's path, and ``/``);
-4. JSON-RPC errors are ``200 application/json`` bodies (``jsonrpc.py``), as the SDK does.
+4. JSON-RPC errors are ``200 application/json`` bodies (``jsonrpc.py``), as the SDK does;
+   a body declared as something else than JSON is ``ContentTypeNotSupportedError``.
+
+The card carries an ETag, ``Last-Modified`` (when it last changed) and
+``Cache-Control: max-age`` (A2A §8.6: SHOULD), and answers conditional GETs with 304.
 
 A SendMessage / SendStreamingMessage request is one task (``tasks.py``). Its handler runs
 in a cancel scope owned by the request: a CancelTask, a client that goes away (EOF or a
-failed write, watched while the task runs) or server shutdown cancels it. The handler's
+failed write, watched while the task runs) or server shutdown cancels it. A unary
+SendMessage with ``returnImmediately`` is answered with the SUBMITTED task at once; the
+task then runs in the server's task nursery (``serve_a2a``), owned by no connection, until
+it ends, a CancelTask or shutdown. ``SubscribeToTask`` streams a running task's remaining
+events (first a Task snapshot) without owning it; ``ListTasks`` pages over the store. The handler's
 replies pass through a zero-buffer channel to the writer, so a slow client slows the game
 instead of growing a queue; a client that stops reading for ``write_timeout`` is dropped.
 
@@ -27,6 +35,8 @@ untouched.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import email.utils
 import hashlib
 import json
 import logging
@@ -38,8 +48,17 @@ from urllib.parse import urlsplit
 
 import h11
 import trio
-from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, SendMessageRequest
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskState,
+)
+from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE, MAX_LIST_TASKS_PAGE_SIZE
 from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
     InternalError,
     InvalidParamsError,
     PushNotificationNotSupportedError,
@@ -62,7 +81,7 @@ from agentcade.a2a.jsonrpc import (
     parse_call,
 )
 from agentcade.a2a.sse import encode_data, encode_ping
-from agentcade.a2a.tasks import TaskRecord, TaskStore
+from agentcade.a2a.tasks import BadPageToken, TaskRecord, TaskStore
 from agentcade.protocol import GameInput, GameReply, ProtocolError
 
 __all__ = ["CARD_PATH", "FAILED_TEXT", "A2AServer", "ServerLimits", "serve_a2a"]
@@ -74,6 +93,11 @@ FAILED_TEXT = "游戏出了点问题，这一句没能处理好。"
 """Speakable text of a FAILED task (the exception itself is logged, never sent)."""
 
 _SERVER_HEADER = (b"server", b"agentcade")
+
+CARD_MAX_AGE = 300
+"""Seconds a client may reuse the agent card without asking again (``Cache-Control``).
+A card changes only when the game is redeployed; 5 minutes bounds how long a main agent
+keeps a stale one, and the ETag makes the re-check cheap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +120,8 @@ class ServerLimits:
     """Finished tasks kept for GetTask."""
     watch_buffer: int = 64 * 1024
     """While a task runs, read ahead at most this much of the next (pipelined) request."""
+    card_max_age: int = CARD_MAX_AGE
+    """``Cache-Control: max-age`` of the agent card."""
 
 
 class _BodyTooLarge(Exception):
@@ -117,6 +143,41 @@ def _etag_hits(header: str, etag: str) -> bool:
     return "*" in candidates or any(
         c.removeprefix("W/") == etag.removeprefix("W/") for c in candidates
     )
+
+
+def _is_json_content_type(value: str | None) -> bool:
+    """A missing Content-Type is accepted (the SDK ignores it); a present one must be JSON."""
+    if value is None:
+        return True
+    media = value.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _request_id(body: bytes) -> RpcId:
+    """The JSON-RPC id of a body we will not otherwise parse (None when there is none)."""
+    with contextlib.suppress(ValueError, UnicodeDecodeError):
+        data = json.loads(body)
+        if isinstance(data, dict):
+            rid = data.get("id")
+            if isinstance(rid, str | int) and not isinstance(rid, bool):
+                return rid
+    return None
+
+
+def _http_date(moment: dt.datetime) -> str:
+    return email.utils.format_datetime(moment.astimezone(dt.UTC), usegmt=True)
+
+
+def _not_modified_since(header: str, last_modified: dt.datetime) -> bool:
+    try:
+        since = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return False
+    if since.tzinfo is None:
+        return False
+    return last_modified.replace(microsecond=0) <= since
 
 
 def _head_size(request: h11.Request) -> int:
@@ -231,11 +292,18 @@ class A2AServer:
         self.tasks = TaskStore(self.limits.finished_tasks)
         self.set_card(card)
 
+    task_nursery: trio.Nursery | None = None
+    """Where ``returnImmediately`` tasks run (set by ``serve_a2a``); without one such a task
+    runs on in its connection after the reply."""
+
     def set_card(self, card: dict[str, Any]) -> None:
         """Replace the served card (and the JSON-RPC path taken from it)."""
+        etag = _card_etag(card)
+        if etag != getattr(self, "_card_etag", None):
+            self._card_modified = dt.datetime.now(dt.UTC)
         self.card = card
         self._card_body = json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode()
-        self._card_etag = _card_etag(card)
+        self._card_etag = etag
         paths = {"/"}
         for interface in card.get("supportedInterfaces", []):
             if interface.get("protocolBinding") == "JSONRPC":
@@ -391,18 +459,40 @@ class A2AServer:
         await self._send_body(conn, 404, b'{"error":"not found"}')
 
     async def _send_card(self, conn: H11Stream, request: h11.Request) -> None:
-        etag = (b"etag", self._card_etag.encode())
+        validators = [
+            (b"etag", self._card_etag.encode()),
+            (b"last-modified", _http_date(self._card_modified).encode()),
+            (b"cache-control", f"public, max-age={self.limits.card_max_age}".encode()),
+        ]
         if_none_match = _header(request, b"if-none-match")
-        if if_none_match and _etag_hits(if_none_match, self._card_etag):
-            await self._write(conn, h11.Response(status_code=304, headers=[etag, _SERVER_HEADER]))
+        if_modified_since = _header(request, b"if-modified-since")
+        if if_none_match is not None:  # RFC 9110 §13.1.3: the ETag wins when both are sent
+            fresh = _etag_hits(if_none_match, self._card_etag)
+        else:
+            fresh = bool(if_modified_since) and _not_modified_since(
+                if_modified_since or "", self._card_modified
+            )
+        if fresh:
+            await self._write(
+                conn, h11.Response(status_code=304, headers=[*validators, _SERVER_HEADER])
+            )
             await self._write(conn, h11.EndOfMessage())
             return
-        await self._send_body(conn, 200, self._card_body, extra=[etag])
+        await self._send_body(conn, 200, self._card_body, extra=validators)
 
     # ---------------------------------------------------------------- JSON-RPC
 
     async def _rpc(self, conn: H11Stream, request: h11.Request, body: bytes) -> None:
         try:
+            content_type = _header(request, b"content-type")
+            if not _is_json_content_type(content_type):
+                raise RpcError(
+                    _request_id(body),
+                    ContentTypeNotSupportedError(
+                        message=f"Content-Type {content_type!r} is not supported; "
+                        "send the JSON-RPC request as application/json"
+                    ),
+                )
             call = parse_call(body)
             check_version(call, _header(request, b"a2a-version"))
             match call.method:
@@ -413,9 +503,16 @@ class A2AServer:
                         return
                     await self._blocking(conn, call, run)
                     return
+                case "SubscribeToTask":
+                    assert isinstance(call.params, SubscribeToTaskRequest)
+                    await self._subscribe(conn, call.id, self._subscription(call.id, call.params))
+                    return
                 case "GetTask":
                     assert isinstance(call.params, GetTaskRequest)
                     result = self._get_task(call.id, call.params)
+                case "ListTasks":
+                    assert isinstance(call.params, ListTasksRequest)
+                    result = self._list_tasks(call.id, call.params)
                 case "CancelTask":
                     assert isinstance(call.params, CancelTaskRequest)
                     result = await self._cancel_task(call.id, call.params)
@@ -485,6 +582,8 @@ class A2AServer:
         )
         try:
             game_input = wire.input_from_parts(raw_parts or [], new_session=new_session)
+        except wire.UnsupportedContent as exc:
+            raise RpcError(call.id, ContentTypeNotSupportedError(message=str(exc))) from None
         except ProtocolError as exc:
             raise RpcError(call.id, InvalidParamsError(message=str(exc))) from None
         task_id = str(uuid.uuid4())
@@ -504,6 +603,88 @@ class A2AServer:
         length = params.history_length if params.HasField("history_length") else None
         return record.to_dict(length)
 
+    def _list_tasks(self, request_id: RpcId, params: ListTasksRequest) -> dict[str, Any]:
+        """ListTasks (A2A §3.1.4), shaped like the SDK's (``nextPageToken`` "" at the end)."""
+        if params.HasField("history_length") and params.history_length < 0:
+            raise RpcError(
+                request_id, InvalidParamsError(message="history length must be non-negative")
+            )
+        page_size = DEFAULT_LIST_TASKS_PAGE_SIZE
+        if params.HasField("page_size"):
+            if not 1 <= params.page_size <= MAX_LIST_TASKS_PAGE_SIZE:
+                raise RpcError(
+                    request_id,
+                    InvalidParamsError(
+                        message=f"page size must be 1 to {MAX_LIST_TASKS_PAGE_SIZE}, "
+                        f"not {params.page_size}"
+                    ),
+                )
+            page_size = params.page_size
+        after = (
+            params.status_timestamp_after.ToDatetime(dt.UTC)
+            if params.HasField("status_timestamp_after")
+            else None
+        )
+        try:
+            page = self.tasks.page(
+                page_size=page_size,
+                page_token=params.page_token,
+                context_id=params.context_id,
+                state=TaskState.Name(params.status) if params.status else "",
+                updated_after=after,
+            )
+        except BadPageToken as exc:
+            raise RpcError(request_id, InvalidParamsError(message=str(exc))) from None
+        length = params.history_length if params.HasField("history_length") else None
+        artifacts = params.HasField("include_artifacts") and params.include_artifacts
+        return {
+            "tasks": [t.to_dict(length, artifacts=artifacts) for t in page.tasks],
+            "nextPageToken": page.next_page_token,
+            "pageSize": page_size,
+            "totalSize": page.total_size,
+        }
+
+    def _subscription(
+        self, request_id: RpcId, params: SubscribeToTaskRequest
+    ) -> tuple[dict[str, Any], trio.MemoryReceiveChannel[dict[str, Any]]]:
+        """SubscribeToTask's checks (before any byte is sent): snapshot + event channel."""
+        record = self.tasks.get(params.id)
+        if record is None:
+            raise RpcError(request_id, TaskNotFoundError())
+        if record.finished:  # A2A §3.1.6: nothing further to stream; the SDK refuses too
+            raise RpcError(
+                request_id,
+                UnsupportedOperationError(
+                    message=f"Task {record.id} is in terminal state: {record.state}"
+                ),
+            )
+        return {"task": record.to_dict()}, record.subscribe()
+
+    async def _subscribe(
+        self,
+        conn: H11Stream,
+        request_id: RpcId,
+        subscription: tuple[dict[str, Any], trio.MemoryReceiveChannel[dict[str, Any]]],
+    ) -> None:
+        """Stream a running task's remaining events; leaving does not cancel the task."""
+        first, receive = subscription
+        pump = trio.CancelScope()
+        gone = False
+        async with receive:
+            try:
+                await self._write(conn, h11.Response(status_code=200, headers=_SSE_HEADERS))
+                await self._write(conn, h11.Data(data=_frame(first, request_id)))
+                async with trio.open_nursery() as nursery:
+                    watch = trio.CancelScope()
+                    nursery.start_soon(self._watch_peer, conn, pump.cancel, watch)
+                    with pump:
+                        await self._pump(conn, receive, request_id)
+                    watch.cancel()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+                gone = True  # raised outside the nursery: callers see _PeerGone, not a group
+        if gone or pump.cancelled_caught:
+            raise _PeerGone
+
     async def _cancel_task(self, request_id: RpcId, params: CancelTaskRequest) -> dict[str, Any]:
         record = self.tasks.get(params.id)
         if record is None:
@@ -514,8 +695,10 @@ class A2AServer:
         await record.done.wait()
         return record.to_dict()
 
-    async def _watch_peer(self, conn: H11Stream, run: _Run, scope: trio.CancelScope) -> None:
-        """While a task runs: EOF or a reset from the client cancels the task."""
+    async def _watch_peer(
+        self, conn: H11Stream, on_gone: Callable[[], None], scope: trio.CancelScope
+    ) -> None:
+        """While a response is open: EOF or a reset from the client calls ``on_gone``."""
         with scope:
             while not conn.eof:
                 if conn.buffered > self.limits.watch_buffer:
@@ -526,21 +709,24 @@ class A2AServer:
                     alive = False
                 if not alive:
                     conn.mark_eof()
-                    run.record.cancel()
+                    on_gone()
                     return
 
     async def _blocking(self, conn: H11Stream, call: RpcCall, run: _Run) -> None:
+        params = call.params
+        assert isinstance(params, SendMessageRequest)
+        if params.configuration.return_immediately:
+            await self._return_immediately(conn, call.id, run)
+            return
         send, receive = trio.open_memory_channel[dict[str, Any]](0)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run.execute, send)
             watch = trio.CancelScope()
-            nursery.start_soon(self._watch_peer, conn, run, watch)
+            nursery.start_soon(self._watch_peer, conn, run.record.cancel, watch)
             async with receive:
                 async for _event in receive:
                     pass  # the final Task is read from the record below
             watch.cancel()
-        params = call.params
-        assert isinstance(params, SendMessageRequest)
         length = (
             params.configuration.history_length
             if params.configuration.HasField("history_length")
@@ -552,13 +738,22 @@ class A2AServer:
             conn, 200, encode_result(call.id, {"task": run.record.to_dict(length)})
         )
 
+    async def _return_immediately(self, conn: H11Stream, request_id: RpcId, run: _Run) -> None:
+        """``returnImmediately``: answer with the SUBMITTED task, then let it run unowned."""
+        snapshot = run.record.to_dict()
+        send, receive = trio.open_memory_channel[dict[str, Any]](0)
+        receive.close()  # nobody streams this task; subscribers get its events
+        if self.task_nursery is not None:
+            self.task_nursery.start_soon(run.execute, send)
+            await self._send_body(conn, 200, encode_result(request_id, {"task": snapshot}))
+            return
+        try:
+            await self._send_body(conn, 200, encode_result(request_id, {"task": snapshot}))
+        finally:
+            await run.execute(send)  # no task nursery: run on in this connection
+
     async def _stream(self, conn: H11Stream, request_id: RpcId, run: _Run) -> None:
-        headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
-            (b"cache-control", b"no-store"),
-            (b"x-accel-buffering", b"no"),
-            _SERVER_HEADER,
-        ]
+        headers = _SSE_HEADERS
         record = run.record
         # The SDK's first event: SUBMITTED (no timestamp) with the user message.
         first = {
@@ -577,7 +772,7 @@ class A2AServer:
             async with trio.open_nursery() as nursery:
                 watch = trio.CancelScope()
                 nursery.start_soon(run.execute, send)
-                nursery.start_soon(self._watch_peer, conn, run, watch)
+                nursery.start_soon(self._watch_peer, conn, run.record.cancel, watch)
                 async with receive:
                     try:
                         await self._pump(conn, receive, request_id)
@@ -618,6 +813,14 @@ class A2AServer:
             if update is not None and update["status"]["state"] in wire.TERMINAL:
                 await self._write(conn, h11.EndOfMessage())
                 return
+
+
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-store"),
+    (b"x-accel-buffering", b"no"),
+    _SERVER_HEADER,
+]
 
 
 def _frame(result: dict[str, Any], request_id: RpcId) -> bytes:
@@ -662,10 +865,12 @@ async def serve_a2a(
         listeners = await trio.open_tcp_listeners(listeners, host=host)
     port = listeners[0].socket.getsockname()[1]
     server = A2AServer(handler, card(port) if callable(card) else card, limits=limits)
-    await trio.serve_listeners(
-        server.handle_connection,
-        listeners,
-        handler_nursery=handler_nursery,
-        task_status=task_status,
-    )
+    async with trio.open_nursery() as task_nursery:
+        server.task_nursery = task_nursery
+        await trio.serve_listeners(
+            server.handle_connection,
+            listeners,
+            handler_nursery=handler_nursery,
+            task_status=task_status,
+        )
     raise AssertionError("serve_listeners returned")  # pragma: no cover

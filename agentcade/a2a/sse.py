@@ -6,8 +6,10 @@ event, ``event: error`` for error events, ``: ping - <time>`` comments, JSON fro
 
 ``SSEDecoder`` is the WHATWG parsing algorithm reduced to what A2A needs: CRLF, LF or CR
 line ends (also split across reads), ``:`` comments, ``event:``, multi-line ``data:``
-joined with ``\\n``, one optional space after the colon. ``id:`` and ``retry:`` are parsed
-and ignored.
+joined with ``\\n``, one optional space after the colon, a UTF-8 BOM at the very start of
+the stream dropped (WHATWG: "one leading U+FEFF BOM ... must be ignored"). ``id:`` and
+``retry:`` are parsed and ignored. An event whose data is empty is not dispatched: it
+carries no JSON-RPC message, and the SDK's client skips it too (``if not data``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class SSEEvent:
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
 
 
 class SSEDecoder:
@@ -64,6 +67,9 @@ class SSEDecoder:
         self._data: list[str] = []
         self._size = 0
         self._max = max_event_size
+        self._start = b""
+        """Bytes of the stream's start held back until we know whether they are a BOM."""
+        self._started = False
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume bytes; return the events completed by them.
@@ -73,6 +79,12 @@ class SSEDecoder:
         rescan it on every read.
         """
         out: list[SSEEvent] = []
+        if not self._started:
+            self._start += chunk
+            if len(self._start) < len(_BOM) and _BOM.startswith(self._start):
+                return out  # maybe a BOM split across reads
+            chunk = self._start.removeprefix(_BOM)
+            self._start, self._started = b"", True
         if self._pending_cr and chunk[:1] == b"\n":  # the LF of a CRLF split across reads
             chunk = chunk[1:]
         self._pending_cr = False
@@ -96,8 +108,9 @@ class SSEDecoder:
         except UnicodeDecodeError as exc:
             raise ValueError(f"an SSE line is not UTF-8: {exc}") from None
         if not line:
-            if self._data:
-                out.append(SSEEvent(self._event or "message", "\n".join(self._data)))
+            data = "\n".join(self._data)
+            if data:
+                out.append(SSEEvent(self._event or "message", data))
             self._event, self._data, self._size = "", [], 0
             return
         if line.startswith(":"):

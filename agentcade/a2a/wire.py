@@ -17,6 +17,7 @@ import datetime as dt
 import uuid
 from typing import Any
 
+from agentcade.errors import UnsupportedContent
 from agentcade.protocol import (
     MAX_TEXT,
     GameInput,
@@ -27,8 +28,10 @@ from agentcade.protocol import (
 )
 
 __all__ = [
+    "INPUT_MODES",
     "INTERRUPTED",
     "TERMINAL",
+    "UnsupportedContent",
     "agent_message",
     "input_from_parts",
     "reply_from_parts",
@@ -112,41 +115,86 @@ def status_update(task_id: str, context_id: str, task_status: dict[str, Any]) ->
     return {"statusUpdate": {"taskId": task_id, "contextId": context_id, "status": task_status}}
 
 
+INPUT_MODES = ("application/json", "text/plain")
+"""The media types a game takes: the DataPart (JSON) door and the plain-text door."""
+
+
+def _media_type(part: dict[str, Any]) -> str:
+    value = part.get("mediaType")
+    return value.split(";", 1)[0].strip().lower() if isinstance(value, str) else ""
+
+
+def _is_json_type(media: str) -> bool:
+    return not media or media == "application/json" or media.endswith("+json")
+
+
+def _is_text_type(media: str) -> bool:
+    return not media or media.startswith("text/")
+
+
 def input_from_parts(parts: list[Any], *, new_session: bool) -> GameInput:
     """Decode the GameInput of a user message.
 
     The first DataPart wins and must be a GameInput. Without a DataPart, the first TextPart
-    is the plain-text door: ``start`` when the session is new, ``message`` otherwise.
+    is the plain-text door: ``start`` when the session is new, ``message`` otherwise. A part
+    whose ``mediaType`` is not JSON (data) or text (text) is not taken.
 
     Raises:
-        ProtocolError: no usable part, or the DataPart is not a valid GameInput.
+        UnsupportedContent: the parts are only media the game cannot take (files, images,
+            a DataPart declared as something else than JSON).
+        ProtocolError: no part at all, or the DataPart is not a valid GameInput.
     """
-    for part in parts:
-        if isinstance(part, dict) and "data" in part:
+    dicts = [p for p in parts if isinstance(p, dict)]
+    for part in dicts:
+        if "data" in part and _is_json_type(_media_type(part)):
             return parse_input(part["data"])
-    for part in parts:
-        if isinstance(part, dict) and isinstance(part.get("text"), str):
+    for part in dicts:
+        if isinstance(part.get("text"), str) and _is_text_type(_media_type(part)):
             return GameInput(kind="start" if new_session else "message", text=part["text"])
-    kinds = sorted({k for p in parts if isinstance(p, dict) for k in p if k in ("raw", "url")})
-    found = f" (got {', '.join(kinds)} parts)" if kinds else ""
+    offered = sorted(
+        {
+            _media_type(p) or ("raw bytes" if "raw" in p else "a file URL" if "url" in p else "")
+            for p in dicts
+            if "raw" in p or "url" in p or _media_type(p)
+        }
+        - {""}
+    )
+    if offered:
+        raise UnsupportedContent(
+            f"this game takes {' or '.join(INPUT_MODES)} parts, not {', '.join(offered)}"
+        )
     raise ProtocolError(
         "the message carries no GameInput: send one DataPart "
-        f'{{"data": {{"protocol": "agentcade/1", "kind": ..., "text": ...}}}} or a text part{found}'
+        '{"data": {"protocol": "agentcade/1", "kind": ..., "text": ...}} or a text part'
     )
 
 
-def reply_from_parts(parts: object) -> GameReply:
+def reply_from_parts(parts: object, *, protocol: str | None = None) -> GameReply:
     """Decode a GameReply from a status/agent message's parts (DataPart, else TextPart).
 
+    Args:
+        protocol: the negotiated game-protocol version; a DataPart reply in another
+            version is refused (a text-only reply has no version and takes this one).
+
     Raises:
-        ProtocolError: no part carries a reply, or the DataPart is not a valid GameReply.
+        ProtocolError: no part carries a reply, the DataPart is not a valid GameReply, or
+            it speaks another protocol version than the negotiated one.
     """
     if not isinstance(parts, list):
         raise ProtocolError("the agent message has no parts list")
     for part in parts:
         if isinstance(part, dict) and "data" in part:
-            return parse_reply(part["data"])
+            reply = parse_reply(part["data"])
+            if protocol is not None and reply.protocol != protocol:
+                raise ProtocolError(
+                    f"the game replied in protocol {reply.protocol!r}, "
+                    f"not the negotiated {protocol!r}"
+                )
+            return reply
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
     if texts:
-        return GameReply(text="\n".join(texts)[:MAX_TEXT])
+        reply = GameReply(text="\n".join(texts)[:MAX_TEXT])
+        if protocol is not None and reply.protocol != protocol:
+            reply = reply.model_copy(update={"protocol": protocol})
+        return reply
     raise ProtocolError("the agent message carries neither a GameReply DataPart nor text")

@@ -84,6 +84,8 @@ class Response:
     status: int
     body: bytes
     content_type: str = "application/json"
+    location: str | None = None
+    """Where a redirect (303) points."""
 
     @classmethod
     def json(cls, data: Any, status: int = 200) -> Response:
@@ -249,9 +251,14 @@ class PagesApp:
         except _BadRequest as exc:
             return Response.json({"errors": exc.errors}, 400)
 
-    def get(self, path: str) -> Response:
+    def get(self, path: str, query: str = "") -> Response:
         if path == "/":
-            return Response.html(live_page(self.token, self.sections()))
+            sections = self.sections()
+            if any(s.missing for s in sections) and "live" not in query.split("&"):
+                # The guide: while a game lacks a required setting the app stays on the
+                # settings page (the live view is one click away, at /?live).
+                return Response(303, b"", "text/plain; charset=utf-8", location="/settings")
+            return Response.html(live_page(self.token, sections))
         if path == "/settings":
             return Response.html(settings_page(self.token, self.sections(), str(self.config_file)))
         if path == "/games":

@@ -59,11 +59,12 @@ class InstalledGame:
 
 
 _NAV = (("/", "实时"), ("/settings", "设置"), ("/games", "游戏"))
+_HREF = {"/": "/?live"}  # the live view even while a game lacks settings (``/`` sends to them)
 
 
 def _layout(path: str, title: str, token: str, body: str, *, banner: str = "") -> str:
     nav = "".join(
-        f'<a href="{href}"{" class=on aria-current=page" if href == path else ""}>{label}</a>'
+        f'<a href="{_HREF.get(href, href)}"{" class=on aria-current=page" if href == path else ""}>{label}</a>'
         for href, label in _NAV
     )
     return (

@@ -213,7 +213,7 @@ class PagesServer:
 
     async def _respond(self, request: h11.Request, headers: Mapping[str, str], body: bytes) -> Response:
         method = request.method.decode("latin-1")
-        path = request.target.decode("latin-1").split("?", 1)[0]
+        path, _, query = request.target.decode("latin-1").partition("?")
         write = method != "GET"
         if (refused := self._refusal(request, headers, write)) is not None:
             return refused
@@ -222,7 +222,7 @@ class PagesServer:
         try:
             if method == "GET":
                 found = await self.app.get_async(path)
-                return found if found is not None else self.app.get(path)
+                return found if found is not None else self.app.get(path, query)
             return await self.app.handle(method, path, body)
         except Exception:  # the request boundary: the family sees one line, the log the rest
             log.exception("pages: %s %s failed", method, path)
@@ -241,6 +241,8 @@ class PagesServer:
             (b"content-security-policy", self.csp),
             _SERVER,
         ]
+        if response.location is not None:
+            headers.append((b"location", response.location.encode()))
         if close or conn.conn.their_state is not h11.DONE:
             headers.append((b"connection", b"close"))
         with trio.fail_after(self.limits.write_timeout):

@@ -24,7 +24,14 @@ from agentcade.device.robots import ConsoleRobot, Robot
 from agentcade.device.sim import open_sim_robot
 from agentcade.game.loader import builtin_games_dir
 from agentcade.llm import ChatModel, OpenAIChatModel
-from agentcade.main.agent import BUSY_TEXT, REMOTE_FAILED, MainAgent, OfflineMainModel
+from agentcade.main.agent import (
+    BUSY_TEXT,
+    MODEL_DOWN,
+    REMOTE_FAILED,
+    WHICH_GAME,
+    MainAgent,
+    OfflineMainModel,
+)
 from agentcade.main.registry import GameRegistry
 from agentcade.protocol import GameInput, GameReply
 from agentcade.wiring.pipeline import open_pipeline
@@ -116,7 +123,7 @@ async def test_real_model_may_name_the_game_by_alias(nursery, offline_games) -> 
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
     main.push(Reply(tool_calls=[("start_game", {"game_id": "猜谜"})]))
     async with pipeline(builtin_games_dir(), main_model(main)) as (agent, records):
-        await agent.on_user("来猜谜吧")
+        await agent.on_user("来个动脑筋的游戏吧")  # no name: code leaves the pick to the model
         assert agent.current is not None
         assert agent.current.info.id == "riddle"
     request = main.requests[0]
@@ -127,17 +134,19 @@ async def test_real_model_may_name_the_game_by_alias(nursery, offline_games) -> 
     assert any(r["type"] == "main_tool_call" and r["tool"] == "start_game" for r in records)
 
 
-async def test_chat_during_a_game_is_answered_and_keeps_the_game(nursery, game_model) -> None:
+async def test_chat_during_a_game_goes_to_the_game_without_the_main_model(nursery, game_model) -> None:
+    """Issue 13: while a game runs every line goes to it; its own prompt answers chit-chat."""
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
-    main.push(Reply(tool_calls=[("start_game", {"game_id": "probe"})]), Reply("今天是晴天。"))
-    game_model.push(Reply("开局口令"))
+    game_model.push(Reply("开局口令"), Reply("今天是晴天，我们接着玩吧。"))
     heard = Heard()
     async with pipeline(GAMES, main_model(main), heard=heard) as (agent, _):
         await agent.on_user("玩探针")
         await agent.on_user("今天天气怎么样")
         assert agent.current is not None
-        assert len(game_model.requests) == 1  # the game never saw the chat
-    assert heard.speech[:2] == ["开局口令", "今天是晴天。"]
+        assert main.requests == []
+    assert heard.speech[:2] == ["开局口令", "今天是晴天，我们接着玩吧。"]
+    event = json.loads(game_model.requests[1]["messages"][-1]["content"])
+    assert (event["event"], event["user_text"]) == ("message", "今天天气怎么样")
 
 
 async def test_history_keeps_game_replies_with_role_game_agent(game_model) -> None:
@@ -384,3 +393,165 @@ async def test_switching_away_from_a_hung_game_is_bounded(nursery, game_model, t
         assert agent.current is not None
         assert agent.current.info.id == "probe"
     assert heard.speech[:2] == ["远程start", "开局口令"]
+
+
+# -- routing in code (issue 13), the model as a fallback (issue 12 items 1 and 12) ------------
+
+
+async def test_starting_guessing_and_ending_a_game_make_no_main_model_call(nursery, offline_games) -> None:
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    async with pipeline(builtin_games_dir(), main_model(main)) as (agent, records):
+        await agent.on_user("玩猜谜语")
+        await agent.on_user("我猜是猫")
+        await agent.on_user("是大熊猫吗")
+        await agent.on_user("不知道")
+        assert agent.current is not None
+        assert agent.current.info.id == "riddle"
+        await agent.on_user("结束游戏")
+        await agent.wait_idle()
+        assert agent.current is None
+    assert main.requests == []
+    sent = [r["kind"] for r in records if r["type"] == "a2a_request"]
+    assert sent == ["start", "message", "message", "message", "end"]
+
+
+async def test_a_text_only_model_reply_cannot_leave_a_named_game_unstarted(nursery, offline_games) -> None:
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.default = Reply("好呀，我们来猜谜语吧！")
+    async with pipeline(builtin_games_dir(), main_model(main)) as (agent, _):
+        await agent.on_user("玩猜谜语")
+        assert agent.current is not None
+        assert agent.current.info.id == "riddle"
+
+
+async def test_chat_outside_a_game_is_one_model_call(nursery, offline_games) -> None:
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply("你好呀，我是小懒。"))
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user("你好")
+    assert len(main.requests) == 1
+    assert heard.speech == ["你好呀，我是小懒。"]
+
+
+async def test_what_games_are_there_is_answered_from_the_descriptions_without_the_model(
+    nursery, offline_games
+) -> None:
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user("有什么游戏")
+        assert agent.current is None
+    assert main.requests == []
+    assert "我出一个谜语，你来猜谜底" in heard.speech[0]
+    assert "你用是或不是的问题猜出真相" not in heard.speech[0]  # that is turtle soup's summary
+
+
+async def test_the_model_is_shown_descriptions_and_never_a_game_speaker_tag(nursery, game_model) -> None:
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply("不客气。"))
+    game_model.push(Reply("开局口令"), Reply("再见。"))
+    async with pipeline(GAMES, main_model(main)) as (agent, _):
+        await agent.on_user("玩探针")
+        await agent.on_user("结束游戏")
+        await agent.wait_idle()
+        await agent.on_user("谢谢你")
+    messages = main.requests[0]["messages"]
+    assert not any(str(m.get("content") or "").startswith("【") for m in messages)
+    assert "【" not in messages[0]["content"]
+    calls = [m for m in messages if m["role"] == "assistant" and m.get("tool_calls")]
+    assert [c["tool_calls"][0]["function"]["name"] for c in calls] == ["start_game", "end_game"]
+    results = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
+    assert results == [{"game_said": ["开局口令"]}, {"game_said": ["再见。"]}]
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == [c["tool_calls"][0]["id"] for c in calls]
+
+
+async def test_a_copied_speaker_tag_is_not_spoken(nursery, offline_games) -> None:
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply("【猜数字】大了！你再猜一次"))
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user("你好")
+    assert heard.speech == ["大了！你再猜一次"]
+
+
+async def test_a_main_agent_reply_over_500_characters_is_clipped(nursery, offline_games) -> None:
+    """Issue 12 item 1: no GameReply validation error from the main agent's own speech."""
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply("今天天气很好。" * 120))
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user("你好")
+    assert 0 < len(heard.speech[0]) <= 500
+    assert heard.speech[0].endswith("。")
+
+
+async def test_with_the_main_model_down_games_still_start_forward_and_end(nursery, offline_games) -> None:
+    """Issue 12 item 12: the code router carries on when the main model fails."""
+    from tests.fake_openai import Fail
+
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.default = Fail(500)
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, records):
+        await agent.on_user("你好")
+        assert heard.speech == [MODEL_DOWN]
+        await agent.on_user("猜谜语怎么玩")  # unclear: the model is asked, fails, the named game starts
+        assert agent.current is not None
+        assert agent.current.info.id == "riddle"
+        await agent.on_user("我猜是猫")
+        await agent.on_user("结束游戏")
+        await agent.wait_idle()
+        assert agent.current is None
+    sent = [r["kind"] for r in records if r["type"] == "a2a_request"]
+    assert sent == ["start", "message", "end"]
+    assert any(r["type"] == "model_fallback" for r in records)
+
+
+async def test_switching_games_plays_the_old_games_whole_goodbye_first(nursery, game_model, tmp_path) -> None:
+    game_model.push(Reply("开局口令"))
+    heard = Heard()
+    async with remote_pipeline(nursery, Scripted(end="slow_goodbye"), heard, GAMES) as (agent, _, _s):
+        await agent.on_user("玩回声")
+        await agent.on_user("换一个游戏吧，我想玩探针")
+        assert agent.current is not None
+        assert agent.current.info.id == "probe"
+    assert heard.speech[:4] == ["远程start", "好的，我来公布答案，稍等。", "答案是小猫。", "开局口令"]
+
+
+async def test_switching_from_riddle_to_turtle_soup_says_the_riddles_answer(offline_games) -> None:
+    async with pipeline(builtin_games_dir()) as (agent, records):
+        await agent.on_user("玩猜谜语")
+        await agent.on_user("换一个游戏吧，我想玩海龟汤")
+        assert agent.current is not None
+        assert agent.current.info.id == "turtle_soup"
+    replies = [(r["game"], r["text"]) for r in records if r["type"] == "game_reply" and "game" in r]
+    soup = next(i for i, (game, _) in enumerate(replies) if game == "turtle_soup")
+    assert any("谜底" in text for game, text in replies[:soup] if game == "riddle")
+
+
+async def test_a_guess_never_ends_or_switches_the_game(offline_games) -> None:
+    async with pipeline(builtin_games_dir()) as (agent, records):
+        await agent.on_user("玩猜谜语")
+        for line in ("我猜是猫", "是大熊猫吗", "是月凉吗", "猜不出来", "菜花", "十二"):
+            await agent.wait_idle()
+            await agent.on_user(line)
+            assert agent.current is not None
+            assert agent.current.info.id == "riddle"
+    assert [r["kind"] for r in records if r["type"] == "a2a_request"][:7] == ["start"] + ["message"] * 6
+
+
+async def test_change_without_a_name_ends_the_game_then_asks_which(nursery, tmp_path) -> None:
+    heard = Heard()
+    async with remote_pipeline(nursery, Scripted(end="slow_goodbye"), heard, tmp_path) as (agent, _, _s):
+        await agent.on_user("玩回声")
+        await agent.on_user("换个游戏吧")
+        assert agent.current is None
+    assert heard.speech == ["远程start", "好的，我来公布答案，稍等。", "答案是小猫。", WHICH_GAME]
+
+
+async def test_quit_waits_for_the_goodbye_that_reveals_the_answer(nursery, tmp_path) -> None:
+    heard = Heard()
+    async with remote_pipeline(nursery, Scripted(end="slow_goodbye"), heard, tmp_path) as (agent, _, _s):
+        await agent.on_user("玩回声")
+    assert heard.speech == ["远程start", "好的，我来公布答案，稍等。", "答案是小猫。"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,9 +37,11 @@ from typing import Any, Literal
 import trio
 
 from agentcade.game.client import GameClient, GameInfo, is_url
+from agentcade.game.turn import clip_text
 from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
+from agentcade.main.router import Route, find_named, games_text, route
 from agentcade.protocol import GameInput, GameReply
 from agentcade.trace import NULL_TRACE, Trace, current_request_id, request_scope
 
@@ -51,6 +54,8 @@ REMOTE_FAILED = "{name}那边出了点问题，没能回应。"
 NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名就行。"
 NOT_FOUND = "我还不会玩这个游戏。"
 CHAT_FALLBACK = "抱歉，我没听清，你能再说一遍吗？"
+WHICH_GAME = "好呀，换一个。想玩哪个游戏？说“玩”加上游戏名就行。"
+MODEL_DOWN = "我现在脑子有点转不过来，没法聊天。不过游戏还能玩，说“玩”加上游戏名就行。"
 MAX_STEPS = 4
 SWITCH_GRACE = 5.0
 """Seconds a game being replaced by another may take to answer its ``end``."""
@@ -58,11 +63,11 @@ HISTORY_LIMIT = 40
 
 MAIN_PROMPT = """你是桌面机器人“小懒”，陪一家人聊天，也主持语音游戏。
 - 你说的话会直接念出来：口语，简短，一到两句；不用 Markdown、表情符号和列表。
-- 用户想玩游戏时调用 start_game，game_id 用下面列表里的 id。用户说的游戏名可能有语音识别的错别字，按读音认。
-- 正在玩游戏时，用户说的和游戏有关的话（回答、猜测、提问、要提示、放弃、再来一局）都调用 send_message 原样转给游戏，你自己不要回答也不要判断对错。
+- 用户想玩游戏时调用 start_game，game_id 用下面列表里的 id。用户说的游戏名可能有语音识别的错别字，按读音认；用户只说了想玩什么样的游戏时，按介绍挑一个。
+- 正在玩游戏时，用户说的话都调用 send_message 原样转给游戏，你自己不要回答，也不要判断对错。
 - 用户说结束游戏、不玩了时调用 end_game。
 - 和游戏无关的闲聊你自己简短回答。用户问有什么游戏时，按列表介绍。
-- 角色为 assistant 且以【游戏名】开头的是游戏说的话。
+- 游戏说的话在 start_game、send_message、end_game 的结果 game_said 里，那是游戏说的，不是你说的；你不要替游戏说话。
 
 可以玩的游戏：
 {games}
@@ -159,36 +164,90 @@ class MainAgent:
     # -- the user's turn ---------------------------------------------------------
 
     async def on_user(self, text: str) -> None:
-        """Handle one utterance; returns when the user's turn is over."""
+        """Handle one utterance; returns when the user's turn is over.
+
+        Code routes first (``agentcade.main.router``): a clear request to start, end or
+        list games, and every line said during a game, is acted on without the model.
+        Only the rest (chat and unclear lines outside a game) goes to the model.
+        """
         rid = uuid.uuid4().hex
         with request_scope(rid):
             self.trace.record("user_input", text=text)
             self.history.append({"role": "user", "content": text})
-            messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompt()}]
-            messages += self._model_history()
-            for _ in range(MAX_STEPS):
-                try:
-                    answer = await self.model.complete(messages, _TOOLS)
-                except ModelError as exc:
-                    self.trace.record("model_error", error=str(exc))
-                    if self.current is not None:  # most likely an answer for the game
-                        await self._forward(text)
-                    else:
-                        await self._say(CHAT_FALLBACK)
-                    return
-                if not answer.tool_calls:
-                    await self._say(answer.text.strip() or CHAT_FALLBACK)
-                    return
-                call = answer.tool_calls[0]
-                self.trace.record("main_tool_call", tool=call.name, arguments=call.arguments)
-                result = await self._run_tool(call, text)
-                if result is None:  # a game tool: the game's reply answered the user
-                    return
-                messages.append(_assistant_call(call))
-                messages.append(
-                    {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)}
-                )
-            await self._say(CHAT_FALLBACK)
+            current = self.current
+            playing = None if current is None or current.ending else current.info.id
+            decision = route(text, self.registry.games, playing)
+            self.trace.record("main_route", route=decision.kind, game=decision.game_id, why=decision.why)
+            if decision.kind == "model":
+                await self._ask_model(text)
+            else:
+                await self._act(decision, text)
+
+    async def _act(self, decision: Route, text: str) -> None:
+        """Carry out a decision made in code."""
+        if decision.kind == "start":
+            client = self.registry.get(decision.game_id)
+            if client is not None:
+                self._note_call("start_game", {"game_id": decision.game_id})
+                await self.start_game(client, text)
+                return
+        elif decision.kind == "end":
+            self._note_call("end_game", {})
+            await self.end_game(text)
+            return
+        elif decision.kind == "change":
+            current = self.current
+            self._note_call("end_game", {})
+            await self.end_game(text)
+            if current is not None:
+                with trio.move_on_after(SWITCH_GRACE):  # the goodbye (and the answer) first
+                    await current.ended.wait()
+            await self._say(WHICH_GAME)
+            return
+        elif decision.kind == "forward":
+            self._note_call("send_message", {"text": text})
+            await self._forward(text)
+            return
+        elif decision.kind == "no_game":
+            await self._say(NO_GAME)
+            return
+        await self._say(games_text(self.registry.games))
+
+    async def _ask_model(self, text: str) -> None:
+        """The model's turn, for what code could not tell; code takes over when it fails."""
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompt()}]
+        messages += self._model_history()
+        for _ in range(MAX_STEPS):
+            try:
+                answer = await self.model.complete(messages, _TOOLS)
+            except ModelError as exc:
+                self.trace.record("model_error", error=str(exc))
+                await self._without_model(text)
+                return
+            if not answer.tool_calls:
+                await self._say(_speakable(answer.text) or CHAT_FALLBACK)
+                return
+            call = answer.tool_calls[0]
+            self.trace.record("main_tool_call", tool=call.name, arguments=call.arguments)
+            result = await self._run_tool(call, text)
+            if result is None:  # a game tool: the game's reply answered the user
+                return
+            messages.append(_assistant_call(call))
+            messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)}
+            )
+        await self._say(CHAT_FALLBACK)
+
+    async def _without_model(self, text: str) -> None:
+        """The model failed: a line that names a game at all starts it; the rest is told."""
+        game_id = find_named(text, self.registry.games)
+        client = None if game_id is None else self.registry.get(game_id)
+        self.trace.record("model_fallback", game=game_id or "")
+        if client is not None:
+            self._note_call("start_game", {"game_id": client.info.id})
+            await self.start_game(client, text)
+        else:
+            await self._say(MODEL_DOWN)
 
     async def _run_tool(self, call: ToolCall, text: str) -> dict[str, Any] | None:
         try:
@@ -204,15 +263,19 @@ class MainAgent:
             client = self.registry.get(wanted) or self.registry.find(wanted) or self.registry.find(text)
             if client is None:
                 return {"error": f"{NOT_FOUND}可以玩的游戏：{', '.join(g.id for g in self.registry.games)}"}
+            self._note_call("start_game", {"game_id": client.info.id})
             await self.start_game(client, text)
             return None
         if call.name == "end_game":
             if self.current is None:
                 await self._say(NO_GAME)
                 return None
+            self._note_call("end_game", {})
             await self.end_game(text)
             return None
         if call.name == "send_message":
+            if self.current is not None:
+                self._note_call("send_message", {"text": text})
             await self._forward(text)
             return None
         return {"error": f"Unknown tool: {call.name}"}
@@ -222,14 +285,15 @@ class MainAgent:
     async def start_game(self, client: GameClient, text: str) -> None:
         """Open a new context and send ``start`` with the user's words.
 
-        A running game is ended first, quietly; whatever it still has to say after its
-        first goodbye is cut short (the user moved on), and its reset is queued before the
-        new game's first words.
+        A running game is ended first and its goodbye is heard in full (it reveals the
+        answer nobody guessed), up to ``SWITCH_GRACE`` seconds; then its reset is queued
+        before the new game's first words.
         """
         old = self.current
         if old is not None:
             with trio.move_on_after(SWITCH_GRACE):  # a hung game must not hold up the new one
-                await self.end_game("", reason="user", quiet=True)
+                await self.end_game("", reason="user")
+                await old.ended.wait()
             for scope in list(old.inflight.values()):
                 scope.cancel()
             await old.ended.wait()
@@ -368,14 +432,23 @@ class MainAgent:
 
     # -- speech and prompt ----------------------------------------------------------
 
+    def _note_call(self, tool: str, arguments: dict[str, Any]) -> None:
+        """Remember a game tool the main agent used; the game's replies become its result."""
+        self.history.append(
+            {"role": "main_call", "tool": tool, "arguments": json.dumps(arguments, ensure_ascii=False),
+             "id": f"call_{uuid.uuid4().hex[:16]}"}
+        )
+
     async def _say(self, text: str) -> None:
+        text = clip_text(text) or CHAT_FALLBACK  # the main agent's replies obey the same 500
         heard = {"role": "assistant", "content": text}
         await self.output.put(GameReply(text=text), game=None, after=lambda: self.history.append(heard))
         await self.output.drain()
 
     def _prompt(self) -> str:
         games = "\n".join(
-            f"- {g.id}：{g.name}（别名：{'、'.join(g.aliases) or '无'}）——{g.summary}" for g in self.registry.games
+            f"- {g.id}：{g.name}（别名：{'、'.join(g.aliases) or '无'}）——{g.description or g.summary}"
+            for g in self.registry.games
         )
         current = "没有" if self.current is None else f"{self.current.info.name}（{self.current.info.id}）"
         if self.current is not None and self.current.ending:
@@ -385,12 +458,30 @@ class MainAgent:
         return MAIN_PROMPT.format(games=games or "（没有）", current=current)
 
     def _model_history(self) -> list[dict[str, Any]]:
+        """The history as a function-calling model expects it.
+
+        What a game said is the result of the main agent's tool call that caused it
+        (``start_game``/``send_message``/``end_game``), never an assistant turn: a model
+        shown "【猜数字】大了" as its own words learns to play the game itself.
+        """
+        items = self.history[-HISTORY_LIMIT:]
+        said: dict[int, list[str]] = {}
+        owner: int | None = None
+        for index, item in enumerate(items):
+            if item["role"] == "main_call":
+                owner = index
+                said[index] = []
+            elif item["role"] == "game_agent" and owner is not None:
+                said[owner].append(item["content"])
         out: list[dict[str, Any]] = []
-        for item in self.history[-HISTORY_LIMIT:]:
-            if item["role"] == "game_agent":
-                out.append({"role": "assistant", "content": f"【{item.get('game', '游戏')}】{item['content']}"})
-            else:
-                out.append({"role": item["role"], "content": item["content"]})
+        for index, item in enumerate(items):
+            role = item["role"]
+            if role == "main_call":
+                out.append(_assistant_call(ToolCall(id=item["id"], name=item["tool"], arguments=item["arguments"])))
+                result = {"game_said": said[index]} if said[index] else {"game_said": [], "note": "游戏没有回应"}
+                out.append({"role": "tool", "tool_call_id": item["id"], "content": json.dumps(result, ensure_ascii=False)})
+            elif role in ("user", "assistant"):
+                out.append({"role": role, "content": item["content"]})
         return out
 
 
@@ -399,7 +490,15 @@ def _is_remote(current: _Current) -> bool:
 
 
 def _describe(info: GameInfo) -> dict[str, Any]:
-    return {"id": info.id, "name": info.name, "aliases": list(info.aliases), "summary": info.summary}
+    return {"id": info.id, "name": info.name, "aliases": list(info.aliases), "description": info.description}
+
+
+_SPEAKER_TAG = re.compile(r"^\s*(?:【[^】]{0,20}】|\[[^\]]{0,20}\])\s*")
+
+
+def _speakable(text: str) -> str:
+    """The model's chat line without a copied speaker tag (``【猜数字】``)."""
+    return _SPEAKER_TAG.sub("", text.strip()).strip()
 
 
 def _assistant_call(call: ToolCall) -> dict[str, Any]:

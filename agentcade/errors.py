@@ -18,6 +18,7 @@ The branches say whose fault it is, like h11's ``LocalProtocolError`` /
     │   └── GameRemoteError       a remote game delivered no reply (``RemoteErrorKind``)
     │       └── ReplyCutShort     its stream ended before the final reply
     ├── ModelError                the model failed: HTTP, timeout, garbage, bad tool calls
+    ├── VoiceError                speech recognition or synthesis failed (``agentcade run``)
     └── DeviceError               the robot did not carry out a call (``DeviceErrorKind``)
 
 Anything else that escapes — a plain ``Exception`` — is a bug in agentcade (or in a game's
@@ -57,6 +58,7 @@ __all__ = [
     "ToolDefinitionError",
     "UnsupportedContent",
     "VectorError",
+    "VoiceError",
 ]
 
 
@@ -222,6 +224,12 @@ class ReplyCutShort(GameRemoteError):
 
 class ModelError(AgentcadeError):
     """The model failed (HTTP, timeout, garbage). The message is short and has no secrets."""
+
+
+class VoiceError(AgentcadeError):
+    """Speech recognition (ASR) or synthesis (TTS) failed: the service, the network, or
+    espeak-ng. The message is short and has no secrets; the voice loop traces it and
+    listens again (a failed sentence is skipped, never spoken half)."""
 
 
 class DeviceErrorKind(enum.StrEnum):

@@ -21,6 +21,9 @@
   ``expression_runtime_not_running`` (update before start), ``unknown_operation``,
   ``unknown_command``.
 
+* microphone (Opus 16 kHz mono, 60 ms frames), speaker (``audio.stream`` with credits and
+  the sha256 check) and back touch: :mod:`agentcade.device.sim_audio` (``device.audio``).
+
 None of these values comes from firmware documentation (there is none in the wheel):
 they are the SDK's callers' values and this module's assumptions.
 
@@ -59,6 +62,7 @@ from agentcade.allowlist import (
     TILT_RANGE,
 )
 from agentcade.device.robots import SdkRobot
+from agentcade.device.sim_audio import SimAudio
 from agentcade.vector import CANVAS, Stroke, VectorError, decode_vector
 
 __all__ = [
@@ -84,6 +88,7 @@ SIM_CAPABILITIES: tuple[str, ...] = tuple(
             "animation.prefetch.v1",
             "expression.vector_accessory.v1",
             "expression.audio_follow.v1",
+            "audio.stream",  # host PCM playback (robot.audio.play_pcm), see sim_audio
         }
     )
 )
@@ -222,6 +227,7 @@ class SimDevice:
         timings: SimTimings | None = None,
         device_id: str = "SIM-0001",
         answer_ready: bool = True,
+        audio_speed: float = 1.0,
     ) -> None:
         self.capabilities = capabilities
         self.animations = animations
@@ -233,11 +239,13 @@ class SimDevice:
         self.events: list[tuple[int, str, str | None]] = []
         self.errors: list[str] = []
         self.url: str | None = None
-        self._clients: set[trio.MemorySendChannel[str]] = set()
+        self._clients: set[trio.MemorySendChannel[str | bytes]] = set()
         self._operations: dict[int, _Operation] = {}
         self._next_operation = 0
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
+        self.audio = SimAudio(self._broadcast, speed=audio_speed)
+        """Microphone, speaker and back touch (:mod:`agentcade.device.sim_audio`)."""
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -251,13 +259,14 @@ class SimDevice:
         """Listen until cancelled; ``task_status.started(url)`` once accepting."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            self.audio.attach(nursery)
             server = await nursery.start(serve_websocket, self._connection, host, port, None)
             self.url = f"ws://{host}:{server.port}"
             task_status.started(self.url)
 
     async def _connection(self, request: WebSocketRequest) -> None:
         ws = await request.accept()
-        send, receive = trio.open_memory_channel[str](math.inf)
+        send, receive = trio.open_memory_channel[str | bytes](math.inf)
         self._clients.add(send)
         try:
             async with trio.open_nursery() as nursery:
@@ -267,6 +276,8 @@ class SimDevice:
                         raw = await ws.get_message()
                         if isinstance(raw, str):
                             self._on_text(raw, send)
+                        else:
+                            self.audio.on_binary(raw)
                 except ConnectionClosed:
                     pass
                 nursery.cancel_scope.cancel()
@@ -275,21 +286,23 @@ class SimDevice:
             send.close()
 
     @staticmethod
-    async def _writer(ws: WebSocketConnection, receive: trio.MemoryReceiveChannel[str]) -> None:
+    async def _writer(
+        ws: WebSocketConnection, receive: trio.MemoryReceiveChannel[str | bytes]
+    ) -> None:
         async for frame in receive:
             try:
                 await ws.send_message(frame)
             except ConnectionClosed:
                 return
 
-    def _broadcast(self, frame: str) -> None:
+    def _broadcast(self, frame: str | bytes) -> None:
         for client in list(self._clients):
             try:
                 client.send_nowait(frame)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 self._clients.discard(client)
 
-    def _on_text(self, raw: str, reply: trio.MemorySendChannel[str]) -> None:
+    def _on_text(self, raw: str, reply: trio.MemorySendChannel[str | bytes]) -> None:
         try:
             message = json.loads(raw)
         except ValueError:
@@ -753,6 +766,10 @@ _HANDLERS: dict[
     "resource.expression.play": SimDevice._resource_expression,
     "resource.work.play": SimDevice._work_play,
     "ctrl.job.cancel": SimDevice._job_cancel,
+    "ctrl.microphone.open": lambda dev, d: (dev.audio.mic_open(d), None),
+    "ctrl.microphone.close": lambda dev, d: (dev.audio.mic_close(d), None),
+    "ctrl.audio.stream.begin": lambda dev, d: (dev.audio.stream_begin(d), None),
+    "ctrl.audio.stop": lambda dev, d: (dev.audio.stop(d), None),
 }
 assert set(_HANDLERS) >= _JOB_TYPES
 

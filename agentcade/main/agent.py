@@ -314,9 +314,25 @@ class MainAgent:
         if current is None or current.ending:
             return
         current.ending = True
-        for scope in list(current.inflight.values()):
-            scope.cancel()
+        _cancel_inflight(current)
         await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)
+
+    def interrupt(self) -> None:
+        """Barge-in (a touch while the robot speaks): the turn in flight is cancelled.
+
+        The same cancellation ``end`` starts with (the in-flight requests' cancel scopes),
+        and what is still to be said is dropped (``OutputQueue.interrupt``); unlike
+        ``end`` the game goes on and hears the next line.
+        """
+        current = self.current
+        if current is not None:
+            _cancel_inflight(current)
+        self.output.interrupt()
+        self.trace.record("turn_cancelled", game=None if current is None else current.info.id)
+
+    async def say(self, text: str) -> None:
+        """Say the host's own words (the boot greeting); returns once they were played."""
+        await self._say(text)
 
     async def _forward(self, text: str) -> None:
         current = self.current
@@ -483,6 +499,11 @@ class MainAgent:
             elif role in ("user", "assistant"):
                 out.append({"role": role, "content": item["content"]})
         return out
+
+
+def _cancel_inflight(current: _Current) -> None:
+    for scope in list(current.inflight.values()):
+        scope.cancel()
 
 
 def _is_remote(current: _Current) -> bool:

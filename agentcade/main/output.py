@@ -113,6 +113,8 @@ class _Item:
     done: trio.Event = field(default_factory=trio.Event)
     request_id: str | None = field(default_factory=current_request_id)
     """The request that queued it: its records are grouped under the same id."""
+    generation: int = 0
+    """Replies queued before the last :meth:`OutputQueue.interrupt` are not played."""
 
 
 class OutputQueue:
@@ -138,6 +140,8 @@ class OutputQueue:
         self._last: _Item | None = None
         self._running = False
         self._closed = False
+        self._generation = 0
+        self._playing: trio.CancelScope | None = None
         self._used: dict[str, set[str]] = {}
         """Game id -> capabilities of the calls that ran for it since its last reset."""
 
@@ -181,9 +185,17 @@ class OutputQueue:
         """
         self._put(_Item("reset", game))
 
+    def interrupt(self) -> None:
+        """Stop the reply playing now (its sound stops: ``speak`` is cancelled) and drop
+        the replies still queued (traced ``reply_dropped``). Resets still run."""
+        self._generation += 1
+        if self._playing is not None:
+            self._playing.cancel()
+
     def _put(self, item: _Item) -> None:
         if self._closed:
             raise RuntimeError("the output queue has stopped")
+        item.generation = self._generation
         self._send.send_nowait(item)
         self._last = item
 
@@ -212,7 +224,17 @@ class OutputQueue:
             async for item in self._receive:
                 try:
                     with request_scope(item.request_id):
-                        await self._play(item)
+                        if item.kind == "reply" and item.generation < self._generation:
+                            self._trace.record("reply_dropped", text=_text(item))
+                            continue
+                        with trio.CancelScope() as scope:
+                            if item.kind == "reply":
+                                self._playing = scope
+                            await self._play(item)
+                        self._playing = None
+                        if scope.cancelled_caught:
+                            self._trace.record("reply_interrupted", text=_text(item))
+                            continue
                     if item.after is not None:
                         item.after()
                 finally:
@@ -314,6 +336,10 @@ class OutputQueue:
             )
             return
         self._trace.record("directive_executed", **fields, outcome=outcome, ms=_ms(started))
+
+
+def _text(item: _Item) -> str:
+    return item.reply.text if item.reply is not None else ""
 
 
 def _ms(started: float) -> int:

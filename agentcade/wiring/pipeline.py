@@ -44,11 +44,13 @@ async def open_pipeline(
     builtin_dir: Path | None = None,
     remote: Sequence[str] | None = None,
     model: Callable[[GameRegistry], ChatModel] | None = None,
+    shutdown_grace: float = 15.0,
 ) -> AsyncIterator[tuple[MainAgent, GameRegistry]]:
     """Registry, output queue and main agent, all living in one nursery.
 
     ``builtin_dir``, ``remote`` and ``model`` replace the defaults (``games/``, the
     installed remote games, the configured model) — for tests and embedding.
+    ``shutdown_grace`` bounds the goodbye on the way out (an Application has 3 s in all).
     """
     async with open_registry(
         extra=games, remote=remote, builtin_dir=builtin_dir, trace=trace
@@ -68,7 +70,7 @@ async def open_pipeline(
             try:
                 yield agent, registry
             finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(15):
+                with trio.CancelScope(shield=True), trio.move_on_after(shutdown_grace):
                     await agent.shutdown()
                     for used in {id(chat_model): chat_model, id(agent.model): agent.model}.values():
                         close = getattr(used, "aclose", None)

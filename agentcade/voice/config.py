@@ -1,0 +1,113 @@
+"""The voice settings of ``agentcade run``: ``settings.yaml`` beside this file, read with the
+same loader and precedence as a game's settings (default < ``<user config dir>/.env`` <
+environment).
+
+``ASR_PROVIDER`` is required by ``run`` (there is no offline Chinese recogniser): with none,
+:attr:`VoiceSettings.missing_asr` is the one line that says what to set. Keys are
+``SecretStr`` and never printed; :meth:`VoiceSettings.secrets` lists them for the trace's
+scrubber.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from agentcade.settings import SettingsError, load_settings_spec, resolve_values, user_config_dir
+from agentcade.voice.vad import VadConfig
+
+__all__ = ["ASR_PROVIDERS", "SETTINGS_FILE", "TTS_PROVIDERS", "ServiceSettings", "VoiceSettings",
+           "load_voice_settings"]
+
+SETTINGS_FILE = Path(__file__).with_name("settings.yaml")
+ASR_PROVIDERS = ("openai", "volcengine", "aliyun", "deepgram")
+TTS_PROVIDERS = ("espeak", "openai", "volcengine", "deepgram", "cartesia", "elevenlabs", "minimaxi")
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    """One speech service (ASR or TTS)."""
+
+    provider: str = ""
+    base_url: str = ""
+    api_key: SecretStr | None = field(default=None, repr=False)
+    model: str = ""
+    language: str = ""
+    voice: str = ""
+
+
+@dataclass(frozen=True)
+class VoiceSettings:
+    asr: ServiceSettings = field(default_factory=ServiceSettings)
+    tts: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="espeak"))
+    vad: VadConfig = field(default_factory=VadConfig)
+
+    @property
+    def missing_asr(self) -> str | None:
+        """The one line to print when ``run`` cannot hear anyone, or None."""
+        if self.asr.provider:
+            return None
+        return ("没有配置语音识别：请设置 ASR_PROVIDER（openai 加 ASR_BASE_URL，比如本机 Whisper 服务的 "
+                "http://127.0.0.1:8000/v1；或 volcengine、aliyun、deepgram 加 ASR_API_KEY），"
+                f"写在 {user_config_dir() / '.env'} 或环境变量里")
+
+    def secrets(self) -> list[str]:
+        return [s.api_key.get_secret_value() for s in (self.asr, self.tts) if s.api_key is not None]
+
+
+def _number(values: Mapping[str, str], key: str, default: float, *, low: float) -> float:
+    raw = values.get(key, "").strip()
+    if not raw:
+        return default
+    try:
+        number = float(raw)
+    except ValueError:
+        raise SettingsError(f"{key} 应该是数字，现在是 {raw!r}") from None
+    if not number >= low:
+        raise SettingsError(f"{key} 应该不小于 {low:g}，现在是 {raw!r}")
+    return number
+
+
+def _service(values: Mapping[str, str], prefix: str, known: tuple[str, ...]) -> ServiceSettings:
+    provider = values.get(f"{prefix}_PROVIDER", "").strip().lower()
+    if provider and provider not in known:
+        raise SettingsError(f"{prefix}_PROVIDER 不认识 {provider!r}，可以用：{'、'.join(known)}")
+    key = values.get(f"{prefix}_API_KEY", "").strip()
+    return ServiceSettings(
+        provider=provider,
+        base_url=values.get(f"{prefix}_BASE_URL", "").strip(),
+        api_key=SecretStr(key) if key else None,
+        model=values.get(f"{prefix}_MODEL", "").strip(),
+        language=values.get(f"{prefix}_LANGUAGE", "").strip(),
+        voice=values.get(f"{prefix}_VOICE", "").strip(),
+    )
+
+
+def load_voice_settings(
+    environ: Mapping[str, str] = os.environ, *, env_files: list[Path] | None = None
+) -> VoiceSettings:
+    """Resolve the voice settings.
+
+    Raises:
+        SettingsError: an unknown provider or a number that is not one; the message names
+            the key.
+    """
+    files = [user_config_dir(environ) / ".env"] if env_files is None else env_files
+    values = resolve_values(
+        load_settings_spec(SETTINGS_FILE), game_dir=None, environ=environ, extra_env_files=files
+    )
+    vad = VadConfig(
+        threshold=_number(values, "VAD_THRESHOLD", 550, low=1),
+        silence_ms=int(_number(values, "VAD_SILENCE_MS", 800, low=60)),
+        pre_roll_ms=int(_number(values, "VAD_PRE_ROLL_MS", 300, low=0)),
+        max_ms=int(_number(values, "VAD_MAX_MS", 30_000, low=500)),
+    )
+    asr = _service(values, "ASR", ASR_PROVIDERS)
+    tts = _service(values, "TTS", TTS_PROVIDERS)
+    if not tts.provider:
+        tts = ServiceSettings(**{**tts.__dict__, "provider": "espeak"})
+    return VoiceSettings(asr=asr, tts=tts, vad=vad)

@@ -1,0 +1,174 @@
+"""The robot with a voice: ``speak(text)`` is TTS on the robot's speaker, sentence by sentence.
+
+:class:`VoiceRobot` is a :class:`~agentcade.device.robots.Robot` (the output queue's
+interface) around an :class:`~agentcade.device.robots.SdkRobot`: directives go to the
+SDK robot unchanged; :meth:`VoiceRobot.speak` splits the text into sentences
+(:mod:`agentcade.voice.sentences`), synthesises the next one while the current one plays
+(a zero-capacity channel: at most one sentence ahead) and plays each with
+:class:`~agentcade.device.audio.RobotAudio`. Cancelling ``speak`` (a barge-in) stops the
+sound on the robot at once and synthesises nothing more.
+
+Half duplex: :attr:`VoiceRobot.deaf` is true while the robot speaks and for
+:data:`ECHO_TAIL` seconds after (the room's echo of its own voice, and microphone frames
+still on their way), so the listener drops what the microphone hears then.
+
+Trace records: ``speech_start`` (sentence, index, synth_ms) when a sentence's sound
+starts, ``speech_end`` (sentence, index, outcome, ms), ``tts_failed`` (sentence, error:
+the sentence is skipped, never half said).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import trio
+
+from agentcade.device.audio import RobotAudio
+from agentcade.device.robots import SPEAKER, Outcome, SdkRobot
+from agentcade.errors import VoiceError
+from agentcade.protocol import Directive
+from agentcade.trace import NULL_TRACE, Trace
+from agentcade.voice.sentences import split_sentences
+from agentcade.voice.tts import Synthesizer
+
+__all__ = ["ECHO_TAIL", "VoiceRobot"]
+
+ECHO_TAIL = 0.3
+"""Seconds after the robot stops speaking during which the microphone is still ignored."""
+
+
+class VoiceRobot:
+    """See the module docstring. The SDK robot is closed by whoever opened it."""
+
+    def __init__(
+        self,
+        robot: SdkRobot,
+        synthesizer: Synthesizer,
+        *,
+        trace: Trace = NULL_TRACE,
+        echo_tail: float = ECHO_TAIL,
+        print_speech: bool = True,
+    ) -> None:
+        self.inner = robot
+        self.name = robot.name
+        self.audio = RobotAudio(robot)
+        self.synthesizer = synthesizer
+        self._trace = trace
+        self._echo_tail = echo_tail
+        self._print = print_speech
+        self._speaking = 0
+        self._quiet_at = -float("inf")
+        self._quiet = trio.Event()
+        self._quiet.set()
+        self.sound_starts: list[float] = []
+        """Wall-clock time (``time.time()``) of every sentence's first sound, in order."""
+
+    # -- Robot -----------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        return self.inner.capabilities
+
+    @property
+    def device(self) -> Any:
+        """The simulated device, when the SDK robot is a ``SimRobot`` (``/screen``, tests)."""
+        return getattr(self.inner, "device", None)
+
+    async def execute(self, directive: Directive) -> Any | None:
+        return await self.inner.execute(directive)
+
+    async def wait_job(self, handle: Any, limit: float) -> Outcome:
+        return await self.inner.wait_job(handle, limit)
+
+    async def aclose(self) -> None:
+        await self.synthesizer.aclose()
+
+    # -- half duplex -----------------------------------------------------------------------
+
+    @property
+    def speaking(self) -> bool:
+        return self._speaking > 0
+
+    @property
+    def deaf(self) -> bool:
+        """Whether the microphone must be ignored now (speaking, or just stopped)."""
+        return self.speaking or trio.current_time() < self._quiet_at + self._echo_tail
+
+    async def wait_quiet(self) -> None:
+        """Wait until the robot is not speaking and the echo tail has passed."""
+        while True:
+            await self._quiet.wait()
+            remaining = self._quiet_at + self._echo_tail - trio.current_time()
+            if remaining <= 0 and not self.speaking:
+                return
+            await trio.sleep(max(remaining, 0.01))
+
+    # -- speech ----------------------------------------------------------------------------
+
+    async def speak(self, text: str) -> None:
+        """Say ``text`` on the robot, sentence by sentence (see the module docstring).
+
+        Raises:
+            DeviceError: the robot could not play (the output queue traces it).
+        """
+        sentences = split_sentences(text)
+        if not sentences:
+            await trio.lowlevel.checkpoint()
+            return
+        if self._print:
+            sys.stdout.write(f"{SPEAKER}：{text}\n")
+            sys.stdout.flush()
+        if not self.audio.can_play:  # firmware without host PCM: the SDK robot prints it
+            await trio.lowlevel.checkpoint()
+            return
+        self._speaking += 1
+        self._quiet = trio.Event()
+        try:
+            send, receive = trio.open_memory_channel[tuple[int, str, bytes | None, int]](0)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._synthesize_all, sentences, send)
+                async with receive:
+                    async for index, sentence, pcm, synth_ms in receive:
+                        if pcm is None:
+                            continue
+                        await self._play(index, sentence, pcm, synth_ms)
+        finally:
+            self._speaking -= 1
+            if not self._speaking:
+                self._quiet_at = trio.current_time()
+                self._quiet.set()
+
+    async def _synthesize_all(
+        self,
+        sentences: list[str],
+        send: trio.MemorySendChannel[tuple[int, str, bytes | None, int]],
+    ) -> None:
+        async with send:
+            for index, sentence in enumerate(sentences):
+                started = trio.current_time()
+                pcm: bytes | None
+                try:
+                    pcm = await self.synthesizer.synthesize(sentence)
+                except VoiceError as exc:
+                    self._trace.record("tts_failed", sentence=sentence, error=str(exc))
+                    sys.stderr.write(f"agentcade: 语音合成失败，这句没说：{exc}\n")
+                    pcm = None
+                await send.send((index, sentence, pcm or None, _ms(started)))
+
+    async def _play(self, index: int, sentence: str, pcm: bytes, synth_ms: int) -> None:
+        started = trio.current_time()
+        self.sound_starts.append(time.time())
+        self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=synth_ms,
+                           audio_ms=round(len(pcm) / 48))
+        outcome = "cancelled"
+        try:
+            outcome = await self.audio.play(pcm)
+        finally:
+            self._trace.record("speech_end", sentence=sentence, index=index, outcome=outcome,
+                               ms=_ms(started))
+
+
+def _ms(started: float) -> int:
+    return round((trio.current_time() - started) * 1000)

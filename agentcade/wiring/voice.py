@@ -1,0 +1,287 @@
+"""The voice loop of ``agentcade run``: listen, recognise, hand the words to the main agent.
+
+:class:`VoiceLoop` runs on a pipeline built over a :class:`~agentcade.voice.speaker.VoiceRobot`
+(so everything the main agent and the games say is spoken by TTS on the robot):
+
+* the boot greeting names each game with its ``summary`` (``router.greeting``);
+* then, while the microphone is open (:class:`MicGate`: the desktop's
+  ``ctrl.microphone.open/close`` toggle it), it hears one utterance at a time
+  (:class:`~agentcade.voice.listener.Listener`, deaf while the robot speaks: half duplex)
+  and calls ``agent.on_user(text)``, which returns once the first reply was played;
+* a back-touch press while the robot speaks (or has more queued to say) is a barge-in:
+  ``agent.interrupt()`` cancels the turn the way ``end`` does and the sound stops at once;
+  listening goes on.
+
+A failed recognition is traced (``asr_failed``), the family hears one short line, and the
+loop listens again; a microphone that closes (robot gone) is reopened after a second.
+
+Trace records: ``voice_listening``, ``utterance`` (text, speech_end, asr_final,
+first_audio: wall-clock times; asr_ms, reply_ms), ``barge_in``, ``asr_failed``,
+``microphone_failed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+
+import trio
+
+from agentcade.device.robots import SdkRobot
+from agentcade.device.sim_audio import SimMicrophone
+from agentcade.errors import DeviceError, VoiceError
+from agentcade.main.agent import MainAgent
+from agentcade.main.router import greeting
+from agentcade.trace import NULL_TRACE, Trace
+from agentcade.voice.asr import Recognizer
+from agentcade.voice.listener import Heard, Listener, MicrophoneClosed
+from agentcade.voice.speaker import VoiceRobot
+from agentcade.voice.vad import VadConfig
+
+__all__ = [
+    "NOT_HEARD",
+    "MicGate",
+    "VoiceLoop",
+    "follow_desktop_microphone",
+    "mic_command",
+    "running",
+    "say_into_microphone",
+]
+
+NOT_HEARD = "我刚才没听清，能再说一遍吗？"
+"""Said when the recogniser failed (the service is down or refused)."""
+REOPEN_DELAY = 1.0
+
+
+class MicGate:
+    """Whether the microphone should be open (desktop ``ctrl.microphone.open/close``)."""
+
+    def __init__(self, *, open_: bool = True) -> None:
+        self._open = open_
+        self._changed = trio.Event()
+
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
+    def set(self, open_: bool) -> None:
+        """Open or close (call from trio; from another thread use ``run_sync_soon``)."""
+        if open_ != self._open:
+            self._open = open_
+            self._changed.set()
+            self._changed = trio.Event()
+
+    async def wait(self, open_: bool) -> None:
+        while self._open != open_:
+            await self._changed.wait()
+
+
+class VoiceLoop:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        agent: MainAgent,
+        robot: VoiceRobot,
+        recognizer: Recognizer,
+        *,
+        vad: VadConfig | None = None,
+        trace: Trace = NULL_TRACE,
+        gate: MicGate | None = None,
+        greet: bool = True,
+    ) -> None:
+        self.agent = agent
+        self.robot = robot
+        self.recognizer = recognizer
+        self.vad = vad or VadConfig()
+        self.trace = trace
+        self.gate = gate or MicGate()
+        self.greet = greet
+        self.heard: list[Heard] = []
+        self.barge_ins = 0
+        self._heard_changed = trio.Event()
+        self._listening = trio.Event()
+
+    # -- for scenario feeders and tests ----------------------------------------------------
+
+    async def wait_listening(self) -> None:
+        """Wait until the microphone is open and the greeting is over."""
+        await self._listening.wait()
+
+    async def wait_heard(self, count: int) -> None:
+        """Wait until ``count`` utterances have been recognised (wrap in ``fail_after``)."""
+        while len(self.heard) < count:
+            await self._heard_changed.wait()
+
+    async def wait_ready_for_speech(self) -> None:
+        """Wait until the robot listens: greeting over, nothing pending, not speaking."""
+        await self.wait_listening()
+        while True:
+            await self.agent.wait_idle()
+            await self.robot.wait_quiet()
+            if self.agent.output.idle and not self.robot.deaf:
+                return
+
+    # -- the loop --------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Greet, then listen and answer until cancelled."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._watch_touch)
+            task_status.started()
+            if self.greet:
+                await self.agent.say(greeting(self.agent.registry.games))
+            while True:
+                await self.gate.wait(True)
+                with trio.CancelScope() as scope:
+                    nursery.start_soon(self._close_when_gated, scope)
+                    try:
+                        await self._listen()
+                    except (MicrophoneClosed, DeviceError) as exc:
+                        self.trace.record("microphone_failed", error=str(exc) or type(exc).__name__)
+                        sys.stderr.write(f"agentcade: 麦克风断开了（{str(exc) or '没有声音'}），一秒后重新打开。\n")
+                        await trio.sleep(REOPEN_DELAY)
+                scope.cancel()
+
+    async def _close_when_gated(self, scope: trio.CancelScope) -> None:
+        await self.gate.wait(False)
+        scope.cancel()
+
+    async def _listen(self) -> None:
+        async with self.robot.audio.microphone() as frames:
+            listener = Listener(
+                frames, self.recognizer, vad=self.vad,
+                deaf=lambda: self.robot.deaf, trace=self.trace,
+            )
+            self.trace.record("voice_listening", recognizer=self.recognizer.name)
+            self._listening.set()
+            while True:
+                try:
+                    heard = await listener.hear()
+                except VoiceError as exc:
+                    self.trace.record("asr_failed", error=str(exc))
+                    sys.stderr.write(f"agentcade: 语音识别失败：{exc}\n")
+                    await self.agent.say(NOT_HEARD)
+                    continue
+                self.heard.append(heard)
+                self._heard_changed.set()
+                self._heard_changed = trio.Event()
+                if not heard.text.strip():
+                    continue
+                await self._answer(heard)
+
+    async def _answer(self, heard: Heard) -> None:
+        before = len(self.robot.sound_starts)
+        await self.agent.on_user(heard.text)
+        starts = self.robot.sound_starts[before:]
+        first_audio = starts[0] if starts else None
+        self.trace.record(
+            "utterance",
+            text=heard.text,
+            speech_end=round(heard.speech_end, 3),
+            asr_final=round(heard.asr_final, 3),
+            first_audio=None if first_audio is None else round(first_audio, 3),
+            asr_ms=heard.asr_ms,
+            reply_ms=None if first_audio is None else round((first_audio - heard.speech_end) * 1000),
+        )
+
+    async def _watch_touch(self) -> None:
+        async with contextlib.aclosing(self.robot.audio.inputs()) as events:
+            async for event in events:
+                if event.source != "back_touch" or event.action != "press":
+                    continue
+                if not (self.robot.speaking or not self.agent.output.idle):
+                    continue
+                self.barge_ins += 1
+                self.trace.record("barge_in", speaking=self.robot.speaking, at=round(time.time(), 3))
+                self.agent.interrupt()
+
+
+@asynccontextmanager
+async def running(loop: VoiceLoop) -> AsyncIterator[VoiceLoop]:
+    """Run ``loop`` in the background for the length of the block (tests, scenarios)."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(loop.run)
+        try:
+            yield loop
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+def mic_command(frame: object) -> bool | None:
+    """``True``/``False`` for a desktop ``ctrl.microphone.open``/``close`` frame, else None."""
+    if isinstance(frame, bytes):
+        return None
+    message: object = frame
+    if isinstance(frame, str):
+        try:
+            message = json.loads(frame)
+        except ValueError:
+            return None
+    kind = message.get("type") if isinstance(message, dict) else None
+    return {"ctrl.microphone.open": True, "ctrl.microphone.close": False}.get(str(kind))
+
+
+def follow_desktop_microphone(robot: SdkRobot, gate: MicGate, agent: MainAgent) -> bool:
+    """Honour the desktop's microphone toggle (Application mode); False if there is none.
+
+    The transport calls back on its own thread: the change is handed to trio with
+    ``run_sync_soon`` (robot-sdk.md §6, caveat 1). Closing also cancels the turn.
+    """
+    transport = getattr(robot.sdk, "_transport", None)
+    register = getattr(transport, "set_desktop_callback", None)
+    if register is None:
+        return False
+    token = trio.lowlevel.current_trio_token()
+
+    def apply(open_: bool) -> None:
+        gate.set(open_)
+        if not open_:
+            agent.interrupt()
+
+    def on_frame(frame: object) -> None:
+        wanted = mic_command(frame)
+        if wanted is not None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(apply, wanted)
+
+    register(on_frame)
+    return True
+
+
+async def say_into_microphone(
+    loop: VoiceLoop,
+    microphone: SimMicrophone,
+    lines: Sequence[str],
+    speak: Callable[[str], Awaitable[bytes]],
+    *,
+    line_timeout: float = 60.0,
+    trace: Trace = NULL_TRACE,
+) -> None:
+    """Say each line into a simulated microphone when the robot listens (a scenario).
+
+    ``speak`` turns a line into 16 kHz mono PCM (espeak-ng). After each line the next
+    waits until it was heard and every reply to it was said; a line not heard within
+    ``line_timeout`` s is traced ``scenario_line_not_heard`` and the scenario goes on.
+    Returns once the last line's replies were said.
+    """
+    for line in lines:
+        await loop.wait_ready_for_speech()
+        pcm = await speak(line)
+        count = len(loop.heard)
+        trace.record("scenario_line", text=line, audio_ms=round(len(pcm) / 32))
+        microphone.feed(pcm + bytes(SCENARIO_SILENCE_BYTES))
+        with trio.move_on_after(line_timeout) as scope:
+            await loop.wait_heard(count + 1)
+        if scope.cancelled_caught:
+            trace.record("scenario_line_not_heard", text=line)
+        await microphone.drained()
+    await loop.wait_ready_for_speech()
+
+
+SCENARIO_SILENCE_BYTES = 32000
+"""One second of silence after each scenario line (so voice detection hears it end)."""

@@ -1,0 +1,218 @@
+"""``agentcade run`` end to end, on this machine: no hardware, no network.
+
+espeak-ng speaks each scenario line into the simulated robot's microphone (Opus frames over
+the real SDK) -> loudness voice detection -> the scripted recogniser (it checks it got
+voiced audio of a plausible length) -> the main agent -> the built-in game -> espeak-ng
+TTS, sentence by sentence -> the simulated speaker (``audio.stream`` with credits and the
+sha256 check). The simulated device plays and listens four times faster than real time.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import trio
+
+from agentcade.device.sim import SimDevice, open_sim_robot
+from agentcade.game.loader import builtin_games_dir
+from agentcade.main.agent import MainAgent, OfflineMainModel
+from agentcade.trace import Trace
+from agentcade.voice.scripted import ScriptedRecognizer
+from agentcade.voice.speaker import VoiceRobot
+from agentcade.voice.tts import EspeakSynthesizer, Synthesizer
+from agentcade.wiring.pipeline import open_pipeline
+from agentcade.wiring.voice import VoiceLoop, running, say_into_microphone
+from tests.needs import need_program
+from tests.sim_device import Records, recording_trace
+
+SPEED = 4.0
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path))
+
+
+@pytest.fixture
+def espeak() -> str:
+    return need_program("espeak-ng", package="espeak-ng")
+
+
+class ToneSynthesizer:
+    """A stand-in TTS for tests about timing only: 40 ms of tone per character."""
+
+    name = "tone"
+
+    async def synthesize(self, text: str) -> bytes:
+        await trio.lowlevel.checkpoint()
+        samples = int(24000 * 0.04 * len(text))
+        return b"".join(
+            struct.pack("<h", int(4000 * math.sin(i / 8))) for i in range(samples)
+        )
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+@dataclass
+class Stack:
+    device: SimDevice
+    robot: VoiceRobot
+    loop: VoiceLoop
+    recognizer: ScriptedRecognizer
+    agent: MainAgent
+    records: Records
+    trace: Trace
+    mouth: EspeakSynthesizer
+
+    async def say(self, *lines: str) -> None:
+        await say_into_microphone(
+            self.loop, self.device.audio.microphone, lines, self.mouth.synthesize,
+            line_timeout=60, trace=self.trace,
+        )
+
+    def types(self) -> list[str]:
+        return [r["type"] for r in self.records]
+
+
+@asynccontextmanager
+async def voice_stack(
+    lines: Sequence[str], *, tts: Synthesizer | None = None, greet: bool = False
+) -> AsyncIterator[Stack]:
+    trace, records = recording_trace()
+    device = SimDevice(audio_speed=SPEED)
+    async with open_sim_robot(device=device) as sim:
+        voice = VoiceRobot(sim, tts or EspeakSynthesizer("cmn"), trace=trace, print_speech=False)
+        recognizer = ScriptedRecognizer(lines)
+        async with open_pipeline(
+            voice, builtin_dir=builtin_games_dir(), remote=[], model=OfflineMainModel, trace=trace
+        ) as (agent, _):
+            loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=greet)
+            async with running(loop):
+                yield Stack(device, voice, loop, recognizer, agent, records, trace,
+                            EspeakSynthesizer("cmn", rate=16000))
+
+
+def _after(records: Records, start: int, type_: str) -> int:
+    for i in range(start, len(records)):
+        if records[i]["type"] == type_:
+            return i
+    raise AssertionError(f"no {type_} after record {start}: {[r['type'] for r in records[start:]]}")
+
+
+async def test_a_whole_game_of_guess_number_is_played_by_voice(espeak: str) -> None:
+    lines = ["玩猜数字", "十", "五", "十五", "三", "十八", "结束游戏"]
+    with trio.fail_after(240):
+        async with voice_stack(lines) as stack:
+            await stack.say(*lines)
+            records = stack.records
+            # Every line was heard as voiced audio of a plausible length, in order.
+            assert [r.line for r in stack.recognizer.received] == lines
+            assert all(r.voiced_seconds >= 0.3 for r in stack.recognizer.received)
+            # The order of one spoken line: said -> heard -> recognised -> main agent ->
+            # the game's reply -> its sound starts -> ends.
+            at = 0
+            for line in lines:
+                at = _after(records, at, "scenario_line")
+                assert records[at]["text"] == line
+                at = _after(records, at, "speech_heard")
+                at = _after(records, at, "asr_final")
+                assert records[at]["text"] == line
+                at = _after(records, at, "user_input")
+                at = _after(records, at, "game_reply")
+                at = _after(records, at, "speech_start")
+                at = _after(records, at, "speech_end")
+            # Five guesses end the round (or one hits), and the game is ended by voice.
+            replies = [r["text"] for r in records.of("game_reply")]
+            assert any("机会用完" in t or "猜中" in t or "对了" in t for t in replies)
+            assert [r["kind"] for r in records.of("a2a_request")][-1] == "end"
+            assert records.of("game_cleared")
+    # Every sentence became one clip on the speaker, played to the end with a good sha256.
+    starts = records.of("speech_start")
+    clips = stack.device.audio.clips
+    assert len(clips) == len(starts)
+    assert all(c.outcome == "complete" for c in clips)
+    for start, clip in zip(starts, clips, strict=True):
+        assert abs(clip.seconds * 1000 - start["audio_ms"]) < 5
+        assert clip.seconds > 0.2
+    assert [r["outcome"] for r in records.of("speech_end")] == ["completed"] * len(starts)
+    utterances = records.of("utterance")
+    assert [u["text"] for u in utterances] == lines
+    assert all(u["speech_end"] <= u["asr_final"] <= u["first_audio"] for u in utterances)
+
+
+async def test_a_touch_while_the_robot_speaks_stops_the_sound_and_the_next_line_is_heard(
+    espeak: str,
+) -> None:
+    with trio.fail_after(120):
+        async with voice_stack(["玩猜数字", "十"]) as stack:
+            device = stack.device
+            await stack.say("玩猜数字")
+            # The game's first words are over; say the guess and touch during the answer.
+            await stack.loop.wait_ready_for_speech()
+            pcm = await stack.mouth.synthesize("十")
+            device.audio.microphone.feed(pcm + bytes(32000))
+            await stack.loop.wait_heard(2)
+            await device.audio.wait_clips(len(device.audio.clips) + 1)
+            clip = device.audio.clips[-1]
+            await trio.sleep(0.1)
+            assert clip.outcome == "playing"
+            device.audio.press_back_touch()
+            with trio.fail_after(1.0):
+                await clip.done.wait()
+            assert clip.outcome == "aborted"
+            assert clip.ended is not None
+            assert clip.ended - (clip.started or 0) < clip.seconds / SPEED
+            await stack.loop.wait_ready_for_speech()
+            barge = stack.types().index("barge_in")
+            assert "turn_cancelled" in stack.types()[barge:]
+            # Nothing more of that turn was said after the touch.
+            assert "speech_start" not in stack.types()[barge:]
+            # Listening resumed: the next line is heard and answered.
+            stack.recognizer._lines.append("五")
+            await stack.say("五")
+            heard = stack.records.of("asr_final")
+            assert heard[-1]["text"] == "五"
+            after = stack.types().index("asr_final", barge)
+            assert "speech_start" in stack.types()[after:]
+    assert stack.loop.barge_ins == 1
+
+
+async def test_the_robot_greets_naming_each_game_with_its_summary_then_listens() -> None:
+    with trio.fail_after(60):
+        async with voice_stack([], tts=ToneSynthesizer(), greet=True) as stack:
+            await stack.loop.wait_listening()
+            said = "".join(r["sentence"] for r in stack.records.of("speech_start"))
+            games = stack.agent.registry.games
+            assert games
+            for game in games:
+                assert f"{game.name}，{game.summary}" in said
+            assert stack.types().index("speech_end") < stack.types().index("voice_listening")
+
+
+async def test_nothing_is_heard_while_the_robot_speaks(espeak: str) -> None:
+    with trio.fail_after(120):
+        async with voice_stack(["玩猜数字", "十"]) as stack:
+            device = stack.device
+            clips = len(device.audio.clips)
+            await stack.loop.wait_ready_for_speech()
+            device.audio.microphone.feed(await stack.mouth.synthesize("玩猜数字") + bytes(32000))
+            pcm = await stack.mouth.synthesize("十")
+            await stack.loop.wait_heard(1)
+            # Speak while the game's answer plays: the robot must not hear it.
+            stack.recognizer._lines.insert(0, "不该听到")
+            await device.audio.wait_clips(clips + 1)
+            assert stack.robot.speaking
+            device.audio.microphone.feed(pcm + bytes(8000))
+            await device.audio.microphone.drained()
+            await stack.loop.wait_ready_for_speech()
+            assert [h.text for h in stack.loop.heard] == ["玩猜数字"]
+            stack.recognizer._lines.pop(0)
+            await stack.say("十")
+            assert [h.text for h in stack.loop.heard] == ["玩猜数字", "十"]

@@ -103,6 +103,15 @@ class FakeOpenAI:
         self._script: deque[Item] = deque()
         self._count = 0
         self._arrived = trio.Event()
+        # The audio endpoints (/v1/audio/transcriptions, /v1/audio/speech):
+        self.audio_requests: list[tuple[str, dict[str, str], bytes]] = []
+        """``(path, headers, body)`` of every audio request."""
+        self.transcript = "你好"
+        """What /audio/transcriptions answers."""
+        self.speech = b"\x01\x00" * 2400
+        """What /audio/speech answers (raw PCM, or a WAV to test that path)."""
+        self.audio_status = 200
+        self.audio_delay = 0.0
 
     def push(self, *items: Item) -> None:
         """Queue responses for the next requests, in order."""
@@ -179,6 +188,18 @@ class FakeOpenAI:
         self, conn: h11.Connection, stream: trio.SocketStream, request: h11.Request, body: bytes
     ) -> None:
         path = request.target.decode("latin-1").split("?", 1)[0]
+        if request.method == b"POST" and path in ("/v1/audio/transcriptions", "/v1/audio/speech"):
+            headers = {k.decode().lower(): v.decode("latin-1") for k, v in request.headers}
+            self.audio_requests.append((path, headers, body))
+            if self.audio_delay:
+                await trio.sleep(self.audio_delay)
+            if self.audio_status != 200:
+                await _send_body(conn, stream, self.audio_status, {"error": {"message": "refused"}})
+            elif path.endswith("transcriptions"):
+                await _send_body(conn, stream, 200, {"text": self.transcript})
+            else:
+                await _send_body(conn, stream, 200, self.speech, content_type=b"audio/pcm")
+            return
         if request.method != b"POST" or path not in ("/v1/chat/completions", "/chat/completions"):
             await _send_body(conn, stream, 404, {"error": {"message": f"no route {path}"}})
             return

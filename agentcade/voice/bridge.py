@@ -68,18 +68,33 @@ class AsyncioBridge:
             raise VoiceError("the voice provider bridge is closed")
         token = trio.lowlevel.current_trio_token()
         done = trio.Event()
-        future = asyncio.run_coroutine_threadsafe(make(), self.loop)
+        started: list[bool] = []
 
-        def finished(_: concurrent.futures.Future[T]) -> None:
+        def wake() -> None:
             with contextlib.suppress(trio.RunFinishedError):
                 token.run_sync_soon(done.set)
+
+        async def runner() -> T:
+            started.append(True)
+            try:
+                return await make()
+            finally:
+                wake()  # only once the coroutine is really over, cleanup included
+
+        future = asyncio.run_coroutine_threadsafe(runner(), self.loop)
+
+        def finished(f: concurrent.futures.Future[T]) -> None:
+            if not f.cancelled():
+                wake()
 
         future.add_done_callback(finished)
         try:
             await done.wait()
         except trio.Cancelled:
-            future.cancel()
-            with trio.CancelScope(shield=True), trio.move_on_after(CANCEL_GRACE):
+            future.cancel()  # cancels the asyncio task (run_coroutine_threadsafe chains it)
+            with trio.CancelScope(shield=True), trio.move_on_after(
+                CANCEL_GRACE if started else 0.05
+            ):
                 await done.wait()
             raise
         try:

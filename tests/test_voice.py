@@ -1,0 +1,398 @@
+"""The voice layer's parts: detection, PCM, sentences, settings, ASR/TTS adapters, the bridge."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import struct
+import subprocess
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+import trio
+from pydantic import SecretStr
+
+from agentcade.errors import VoiceError
+from agentcade.settings import SettingsError
+from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
+from agentcade.voice.bridge import AsyncioBridge
+from agentcade.voice.config import ServiceSettings, load_voice_settings
+from agentcade.voice.pcm import read_wav, resample, rms, to_wav
+from agentcade.voice.sentences import split_sentences
+from agentcade.voice.tts import (
+    EspeakSynthesizer,
+    OpenAISynthesizer,
+    SdkSynthesizer,
+    make_synthesizer,
+)
+from agentcade.voice.vad import LoudnessDetector, VadConfig
+from tests.fake_openai import FakeOpenAI
+from tests.needs import need_program
+
+FRAME = 1920  # 60 ms at 16 kHz
+
+
+def tone(seconds: float, *, rate: int = 16000, amplitude: int = 3000) -> bytes:
+    return b"".join(
+        struct.pack("<h", int(amplitude * math.sin(2 * math.pi * 300 * i / rate)))
+        for i in range(int(seconds * rate))
+    )
+
+
+def frames(pcm: bytes) -> list[bytes]:
+    return [pcm[i:i + FRAME] for i in range(0, len(pcm), FRAME)]
+
+
+async def chunks(*parts: bytes) -> AsyncIterator[bytes]:
+    for part in parts:
+        await trio.lowlevel.checkpoint()
+        yield part
+
+
+# -- voice detection ---------------------------------------------------------------------
+
+
+def test_speech_starts_with_the_pre_roll_and_ends_after_800_ms_of_silence() -> None:
+    detector = LoudnessDetector()
+    steps = [detector.feed(f) for f in frames(bytes(FRAME * 10) + tone(0.6) + bytes(FRAME * 20))]
+    kinds = [s.kind for s in steps]
+    start = kinds.index("start")
+    assert len(steps[start].audio) == FRAME * 5 + FRAME  # 300 ms of pre-roll, then the frame
+    end = kinds.index("end")
+    silent_frames = end - (start + 10) + 1
+    assert silent_frames * 60 >= 800 > (silent_frames - 1) * 60
+    assert kinds[end + 1:] == ["quiet"] * (len(kinds) - end - 1)
+
+
+def test_quiet_noise_below_the_threshold_never_starts_speech() -> None:
+    detector = LoudnessDetector()
+    assert all(detector.feed(f).kind == "quiet" for f in frames(tone(2.0, amplitude=500)))
+
+
+def test_an_utterance_ends_at_the_maximum_length_even_without_silence() -> None:
+    detector = LoudnessDetector(VadConfig(max_ms=1200))
+    kinds = [detector.feed(f).kind for f in frames(tone(3.0))]
+    assert kinds.index("end") == 19  # the 20th frame makes 1200 ms
+
+
+def test_the_threshold_is_a_setting() -> None:
+    loud = LoudnessDetector(VadConfig(threshold=5000))
+    assert all(loud.feed(f).kind == "quiet" for f in frames(tone(1.0)))
+
+
+# -- PCM ---------------------------------------------------------------------------------
+
+
+def test_resampling_keeps_the_duration() -> None:
+    pcm = tone(1.0, rate=22050)
+    assert len(resample(pcm, 22050, 24000)) == 48000
+    assert len(resample(pcm, 22050, 16000)) == 32000
+    assert abs(rms(resample(pcm, 22050, 24000)) - rms(pcm)) < rms(pcm) * 0.05
+
+
+def test_a_wav_with_placeholder_sizes_is_read_to_its_end() -> None:
+    pcm = tone(0.5, rate=22050)
+    wav = bytearray(to_wav(pcm, 22050))
+    wav[4:8] = wav[40:44] = b"\xff\xff\xff\x7f"  # what espeak-ng --stdout writes
+    assert read_wav(bytes(wav)) == (pcm, 22050)
+
+
+# -- sentences ---------------------------------------------------------------------------
+
+
+def test_a_reply_is_said_sentence_by_sentence() -> None:
+    assert split_sentences("比十大。你还有四次机会！猜吧？") == ["比十大。", "你还有四次机会！", "猜吧？"]
+    assert split_sentences("“对了！”……好") == ["“对了！”……", "好"]
+    assert split_sentences("") == []
+    long = "，".join(["一二三四五六七八九"] * 20)
+    assert all(len(s) <= 80 for s in split_sentences(long))
+    assert "".join(split_sentences(long)) == long
+
+
+# -- settings ----------------------------------------------------------------------------
+
+
+def test_without_an_asr_provider_one_line_says_what_to_set(tmp_path: Path) -> None:
+    settings = load_voice_settings({"AGENTCADE_HOME": str(tmp_path)})
+    assert settings.missing_asr is not None
+    assert "ASR_PROVIDER" in settings.missing_asr
+    assert "\n" not in settings.missing_asr
+    assert settings.tts.provider == "espeak"
+    assert settings.vad == VadConfig()
+
+
+def test_voice_detection_is_tuned_by_settings(tmp_path: Path) -> None:
+    env = {"AGENTCADE_HOME": str(tmp_path), "VAD_THRESHOLD": "900", "VAD_SILENCE_MS": "500",
+           "VAD_PRE_ROLL_MS": "120", "VAD_MAX_MS": "10000", "ASR_PROVIDER": "openai",
+           "ASR_API_KEY": "sk-asr-secret"}
+    settings = load_voice_settings(env)
+    assert settings.vad == VadConfig(threshold=900, silence_ms=500, pre_roll_ms=120, max_ms=10000)
+    assert settings.missing_asr is None
+    assert "sk-asr-secret" not in repr(settings)
+    assert settings.secrets() == ["sk-asr-secret"]
+
+
+def test_a_bad_voice_setting_names_its_key(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="VAD_SILENCE_MS"):
+        load_voice_settings({"AGENTCADE_HOME": str(tmp_path), "VAD_SILENCE_MS": "soon"})
+    with pytest.raises(SettingsError, match="ASR_PROVIDER"):
+        load_voice_settings({"AGENTCADE_HOME": str(tmp_path), "ASR_PROVIDER": "whisperz"})
+
+
+# -- OpenAI-compatible endpoints (the local fake server) -------------------------------
+
+
+def service(fake: FakeOpenAI, **extra: str) -> ServiceSettings:
+    return ServiceSettings(provider="openai", base_url=fake.url, api_key=SecretStr("sk-audio-key"),
+                           **extra)
+
+
+async def test_openai_asr_posts_the_utterance_as_a_wav_and_returns_the_text(fake: FakeOpenAI) -> None:
+    fake.transcript = "我猜十"
+    recognizer = OpenAIRecognizer(service(fake, model="whisper-large", language="zh"))
+    try:
+        text = await recognizer.transcribe(chunks(tone(0.3), tone(0.4)))
+    finally:
+        await recognizer.aclose()
+    assert text == "我猜十"
+    path, headers, body = fake.audio_requests[0]
+    assert path == "/v1/audio/transcriptions"
+    assert headers["authorization"] == "Bearer sk-audio-key"
+    assert b"whisper-large" in body
+    assert b'name="language"' in body
+    start = body.index(b"RIFF")
+    pcm, rate = read_wav(body[start:start + 44 + 2 * int(0.7 * 16000)])
+    assert rate == 16000
+    assert len(pcm) == 2 * int(0.7 * 16000)
+
+
+async def test_a_failing_asr_is_a_voice_error_without_the_key(fake: FakeOpenAI) -> None:
+    fake.audio_status = 401
+    recognizer = OpenAIRecognizer(service(fake))
+    try:
+        with pytest.raises(VoiceError) as caught:
+            await recognizer.transcribe(chunks(tone(0.3)))
+    finally:
+        await recognizer.aclose()
+    assert "401" in str(caught.value)
+    assert "sk-audio-key" not in str(caught.value)
+
+
+async def test_openai_tts_asks_for_raw_pcm_and_returns_it(fake: FakeOpenAI) -> None:
+    fake.speech = tone(0.25, rate=24000)
+    synthesizer = OpenAISynthesizer(service(fake, model="tts-zh", voice="nova"))
+    try:
+        pcm = await synthesizer.synthesize("你好。")
+    finally:
+        await synthesizer.aclose()
+    assert pcm == fake.speech
+    path, _, body = fake.audio_requests[0]
+    assert path == "/v1/audio/speech"
+    assert b'"response_format":"pcm"' in body.replace(b" ", b"")
+    assert "你好".encode() in body or b"\\u4f60" in body
+
+
+async def test_openai_tts_that_answers_a_wav_is_resampled_to_24_khz(fake: FakeOpenAI) -> None:
+    fake.speech = to_wav(tone(0.5, rate=22050), 22050)
+    synthesizer = OpenAISynthesizer(service(fake))
+    try:
+        pcm = await synthesizer.synthesize("你好。")
+    finally:
+        await synthesizer.aclose()
+    assert len(pcm) == 24000
+
+
+async def test_espeak_speaks_mandarin_at_24_khz_mono() -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    pcm = await EspeakSynthesizer("cmn").synthesize("你好，我是小懒。")
+    seconds = len(pcm) / 48000
+    assert 1.0 < seconds < 6.0
+    assert rms(pcm) > 550
+
+
+# -- the asyncio bridge ------------------------------------------------------------------
+
+
+async def test_cancelling_the_trio_side_cancels_the_asyncio_task() -> None:
+    bridge = AsyncioBridge()
+    seen: list[str] = []
+
+    async def slow() -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled on the asyncio side")
+            raise
+        return "late"
+
+    try:
+        with trio.move_on_after(0.2) as scope:
+            await bridge.run(slow)
+        assert scope.cancelled_caught
+        assert seen == ["cancelled on the asyncio side"]
+    finally:
+        bridge.close()
+
+
+async def test_a_task_cancelled_on_the_asyncio_side_is_a_voice_error_in_trio() -> None:
+    bridge = AsyncioBridge()
+
+    async def cancelled() -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        await asyncio.sleep(1)
+        return "never"
+
+    try:
+        with pytest.raises(VoiceError, match="cancelled"):
+            await bridge.run(cancelled)
+        assert await bridge.run(_answer) == 42  # the bridge still works
+    finally:
+        bridge.close()
+
+
+async def _answer() -> int:
+    await asyncio.sleep(0)
+    return 42
+
+
+# -- the SDK's providers, through its ProviderRegistry ----------------------------------
+
+
+class FakeSdkASR:
+    """An SDK ``ASR`` (asyncio): partial results while audio streams, then the final."""
+
+    instances: ClassVar[list[FakeSdkASR]] = []
+
+    def __init__(self, config: object) -> None:
+        self.config = config
+        self.chunks: list[int] = []
+        self.closed = False
+        FakeSdkASR.instances.append(self)
+
+    async def transcribe(self, audio: AsyncIterator[bytes]) -> AsyncGenerator[object, None]:
+        from watcherobot.voice.contracts import Transcript
+
+        async for chunk in audio:
+            asyncio.get_running_loop()  # really on an asyncio loop
+            self.chunks.append(len(chunk))
+            yield Transcript("我", final=False)
+        yield Transcript("我猜十", final=True)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class FakeSdkTTS:
+    def __init__(self, config: object) -> None:
+        self.config = config
+
+    async def synthesize(self, text: str) -> AsyncGenerator[object, None]:
+        from watcherobot.voice.contracts import AudioChunk
+
+        await asyncio.sleep(0)
+        yield AudioChunk(b"\x01\x00" * 1200, 24000, 1)
+        yield AudioChunk(b"\x02\x00" * 800, 16000, 1)  # resampled to 24 kHz
+
+    async def close(self) -> None:
+        await asyncio.sleep(0)
+
+
+def fake_registry() -> object:
+    from watcherobot.voice.providers import ProviderRegistry
+
+    registry = ProviderRegistry.builtin()
+    registry.register_asr("fake", FakeSdkASR)  # type: ignore[arg-type]
+    registry.register_tts("fake", FakeSdkTTS)  # type: ignore[arg-type]
+    return registry
+
+
+async def test_an_sdk_asr_from_the_registry_streams_the_audio_and_returns_the_final_text() -> None:
+    bridge = AsyncioBridge()
+    try:
+        recognizer = make_recognizer(
+            ServiceSettings(provider="fake", api_key=SecretStr("k-1234"), language="zh"),
+            bridge=bridge, registry=fake_registry(),  # type: ignore[arg-type]
+        )
+        assert isinstance(recognizer, SdkRecognizer)
+        text = await recognizer.transcribe(chunks(b"\x00" * 1920, b"\x00" * 1920, b"\x00" * 960))
+        await recognizer.aclose()
+    finally:
+        bridge.close()
+    asr = FakeSdkASR.instances[-1]
+    assert text == "我猜十"
+    assert asr.chunks == [1920, 1920, 960]
+    assert asr.closed
+    assert asr.config.credentials == {"api_key": "k-1234"}  # type: ignore[attr-defined]
+
+
+async def test_an_sdk_tts_from_the_registry_returns_24_khz_pcm() -> None:
+    bridge = AsyncioBridge()
+    try:
+        synthesizer = make_synthesizer(
+            ServiceSettings(provider="fake", voice="zh_female"), bridge=bridge,
+            registry=fake_registry(),  # type: ignore[arg-type]
+        )
+        assert isinstance(synthesizer, SdkSynthesizer)
+        pcm = await synthesizer.synthesize("你好。")
+        await synthesizer.aclose()
+    finally:
+        bridge.close()
+    assert len(pcm) == 2400 + 2400
+
+
+async def test_cancelling_an_sdk_recognition_cancels_the_provider() -> None:
+    bridge = AsyncioBridge()
+
+    async def endless() -> AsyncIterator[bytes]:
+        while True:
+            await trio.sleep(0.01)
+            yield b"\x00" * 1920
+
+    try:
+        recognizer = make_recognizer(ServiceSettings(provider="fake"), bridge=bridge,
+                                     registry=fake_registry())  # type: ignore[arg-type]
+        with trio.move_on_after(0.3) as scope:
+            await recognizer.transcribe(endless())
+        assert scope.cancelled_caught
+        assert FakeSdkASR.instances[-1].chunks  # it was hearing when cancelled
+    finally:
+        bridge.close()
+
+
+def test_an_unknown_sdk_provider_is_a_voice_error() -> None:
+    bridge = AsyncioBridge()
+    try:
+        with pytest.raises(VoiceError, match="nope"):
+            make_recognizer(ServiceSettings(provider="nope"), bridge=bridge)
+    finally:
+        bridge.close()
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+def test_run_without_asr_says_what_to_set_and_exits_2(tmp_path: Path) -> None:
+    env = {"AGENTCADE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--no-pages"],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "ASR_PROVIDER" in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_scenario_needs_the_simulated_robot(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("玩猜数字\n", encoding="utf-8")
+    env = {"AGENTCADE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "ws://127.0.0.1:9", "--say-file",
+         str(scenario)], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--robot sim" in done.stderr

@@ -167,6 +167,8 @@ class SimAudio:
         self.microphone = SimMicrophone()
         self.clips: list[SimClip] = []
         self.touches = 0
+        self.corrupt_next = False
+        """Test hook: flip one byte of the next clip as it arrives (the sha256 check fails)."""
         self._next_session = 0
         self._mic_scope: trio.CancelScope | None = None
         self._clip: SimClip | None = None
@@ -279,7 +281,11 @@ class SimAudio:
             return
         if clip.started is None:
             clip.started = trio.current_time()
-        clip.data += frame.payload
+        payload = frame.payload
+        if self.corrupt_next and payload:
+            self.corrupt_next = False
+            payload = bytes([payload[0] ^ 0xFF]) + payload[1:]
+        clip.data += payload
         self._broadcast(_envelope("evt.audio.buffer_status", {
             "stream_id": clip.stream_id,
             "reason": "buffering",

@@ -200,6 +200,11 @@ class SimAudio:
         while len(self.clips) < count:
             await self._changed.wait()
 
+    async def wait_sound(self, clip: SimClip) -> None:
+        """Wait until ``clip``'s first audio frame has arrived (or it ended without one)."""
+        while clip.started is None and clip.outcome == "playing":
+            await self._changed.wait()
+
     def _touch(self) -> None:
         self._changed.set()
         self._changed = trio.Event()

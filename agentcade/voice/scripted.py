@@ -43,7 +43,8 @@ class ScriptedRecognizer:
     Args:
         lines: what will be said, in order.
         vad: the loudness threshold that counts a frame as voiced.
-        latency: seconds to wait before answering (the benchmark's fixed provider latency).
+        latency: seconds from the end of the audio to the answer (the benchmark's fixed
+            provider latency; the plausibility check runs inside it).
     """
 
     name = "scripted"
@@ -58,10 +59,13 @@ class ScriptedRecognizer:
 
     async def transcribe(self, audio: AsyncIterable[bytes]) -> str:
         pcm = b"".join([chunk async for chunk in audio])
-        if self._latency:
-            await trio.sleep(self._latency)
-        else:
-            await trio.lowlevel.checkpoint()
+        answer_at = trio.current_time() + self._latency  # the check below is part of it
+        try:
+            return self._answer(pcm)
+        finally:
+            await trio.sleep_until(answer_at)
+
+    def _answer(self, pcm: bytes) -> str:
         if not self._lines:
             raise VoiceError("the scenario has no more lines, but someone spoke")
         line = self._lines[0]

@@ -12,7 +12,8 @@ Half duplex: :attr:`VoiceRobot.deaf` is true while the robot speaks and for
 :data:`ECHO_TAIL` seconds after (the room's echo of its own voice, and microphone frames
 still on their way), so the listener drops what the microphone hears then.
 
-Trace records: ``speech_start`` (sentence, index, synth_ms) when a sentence's sound
+Trace records: ``speech_text`` (text, sentences) when a reply reaches the voice,
+``speech_start`` (sentence, index, synth_ms) when a sentence's sound
 starts, ``speech_end`` (sentence, index, outcome, ms), ``tts_failed`` (sentence, error:
 the sentence is skipped, never half said).
 """
@@ -117,6 +118,7 @@ class VoiceRobot:
         if not sentences:
             await trio.lowlevel.checkpoint()
             return
+        self._trace.record("speech_text", text=text, sentences=len(sentences))
         if self._print:
             sys.stdout.write(f"{SPEAKER}：{text}\n")
             sys.stdout.flush()

@@ -11,6 +11,8 @@ order, on one :class:`~agentcade.device.robots.Robot`:
   keeps running past the cap); light effects (``lights.play_effect``) are not waited for,
   they may loop forever;
 * a device error (NACK, no reply, connection gone) is traced and the queue goes on;
+* :meth:`OutputQueue.interrupt` (a barge-in) cancels the reply playing now and drops the
+  replies queued before it (resets still run);
 * :meth:`OutputQueue.reset_after_session` queues the reset of what a game used, so it
   happens after the game's last sentence: stop animation and behaviour, lights off, head
   to the front, screen to standby, each only if calls of that capability ran for the game
@@ -20,7 +22,8 @@ order, on one :class:`~agentcade.device.robots.Robot`:
 Trace records: ``directive_executed`` (call, directive, outcome, ms, game, remote;
 outcome ``ok``/``started``/``completed``/``failed``/``cancelled``/``timeout``/``error``,
 with ``error`` and ``reason`` for device errors), ``directive_skipped`` (kind, reason),
-``spoken`` (text, ms) and ``session_reset`` (game, calls).
+``spoken`` (text, ms), ``session_reset`` (game, calls), ``reply_interrupted`` and
+``reply_dropped`` (text).
 """
 
 from __future__ import annotations

@@ -125,12 +125,12 @@ async def bench(rounds: int, asr_ms: int, tts_ms: int, speed: float) -> None:
           f"per sentence; simulated device at {speed:g}x")
     print(f"{'stage':40} {'p50 ms':>8} {'p90 ms':>8} {'max ms':>8}")
     for name, values in zip(stages, spans, strict=True):
-        deciles = statistics.quantiles(values, n=10) if len(values) > 1 else values * 9
+        deciles = statistics.quantiles(values, n=10, method="inclusive") if len(values) > 1 else values * 9
         print(f"{name:40} {statistics.median(values):8.1f} {deciles[8]:8.1f} {max(values):8.1f}")
     overhead = [t - asr_ms - tts_ms for t in spans[4]]
     p50 = statistics.median(overhead)
     print(f"{'our overhead (total - ASR - TTS)':40} {p50:8.1f} "
-          f"{(statistics.quantiles(overhead, n=10)[8] if len(overhead) > 1 else p50):8.1f} "
+          f"{(statistics.quantiles(overhead, n=10, method="inclusive")[8] if len(overhead) > 1 else p50):8.1f} "
           f"{max(overhead):8.1f}")
     print(f"overhead p50 {p50:.1f} ms: {'OK' if p50 <= 100 else 'OVER'} (budget 100 ms)")
 

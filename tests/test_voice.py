@@ -396,3 +396,16 @@ def test_a_scenario_needs_the_simulated_robot(tmp_path: Path) -> None:
          str(scenario)], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert done.returncode == 2
     assert "--robot sim" in done.stderr
+
+
+def test_run_says_in_one_line_when_the_robot_cannot_be_reached(tmp_path: Path) -> None:
+    env = {"AGENTCADE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "ASR_PROVIDER": "openai",
+           "ASR_BASE_URL": "http://127.0.0.1:9/v1", "ASR_API_KEY": "sk-hidden-key"}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "ws://127.0.0.1:9", "--no-pages"],
+        capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 3
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "ws://127.0.0.1:9" in lines[0]
+    assert "sk-hidden-key" not in done.stderr + done.stdout

@@ -4,8 +4,9 @@
 robot speaks, half duplex), then streams the utterance to the recognizer as it is heard
 — the pre-roll first — and returns a :class:`Heard` with the text and its times.
 
-Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms) and
-``asr_final`` (text, asr_ms: from the end of speech to the final text).
+Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms),
+``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
+(the robot began to speak before the utterance ended: it is not recognised).
 """
 
 from __future__ import annotations
@@ -91,11 +92,19 @@ class Listener:
         total = len(step.audio)
         speech_end = 0.0
 
+        dropped = False
+
         async def follow() -> None:
-            nonlocal total, speech_end
+            nonlocal total, speech_end, dropped
             async with send:
                 while True:
-                    step = detector.feed(await self._frame())
+                    frame = await self._frame()
+                    if self._deaf():  # the robot began to speak: half duplex, drop it
+                        dropped = True
+                        detector.reset()
+                        nursery.cancel_scope.cancel()
+                        return
+                    step = detector.feed(frame)
                     send.send_nowait(step.audio)
                     total += len(step.audio)
                     if step.kind == "end":
@@ -106,10 +115,14 @@ class Listener:
                         )
                         return
 
+        text = ""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(follow)
             text = await self._recognizer.transcribe(receive)
         asr_final = time.time()
+        if dropped:
+            self._trace.record("speech_dropped", audio_ms=round(total * 1000 / BYTES_PER_SECOND))
+            return Heard("", total / BYTES_PER_SECOND, detector.voiced_ms / 1000, asr_final, asr_final)
         heard = Heard(text, total / BYTES_PER_SECOND, detector.voiced_ms / 1000, speech_end, asr_final)
         self._trace.record("asr_final", text=text, asr_ms=heard.asr_ms, recognizer=self._recognizer.name)
         return heard

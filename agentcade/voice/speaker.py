@@ -84,7 +84,8 @@ class VoiceRobot:
         return await self.inner.wait_job(handle, limit)
 
     async def aclose(self) -> None:
-        await self.synthesizer.aclose()
+        """Nothing to release: the SDK robot and the synthesizer belong to their openers."""
+        await trio.lowlevel.checkpoint()
 
     # -- half duplex -----------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ well within that.
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from pathlib import Path
 
@@ -17,4 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # this checkout, if no
 from agentcade.cli import main
 
 if __name__ == "__main__":
-    raise SystemExit(main(["run", "--robot", "app", *sys.argv[1:]]))
+    code = main(["run", "--robot", "app", *sys.argv[1:]])
+    # Leave at once: agentcade has closed everything, but the interpreter's own teardown
+    # (idle worker threads, PyAV) took 2 s more on a busy machine, and the Daemon kills
+    # the Application 3 s after asking it to stop.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

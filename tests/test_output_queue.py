@@ -405,3 +405,28 @@ async def test_cancelling_the_queue_cancels_the_job_on_the_sim() -> None:
         assert ("ctrl.job.cancel", {"operation_id": 1}) in dev.received
         assert dev.events[-1] == (1, "cancelled", "cancel_requested")
         assert dev.state.behavior is None
+
+
+async def test_interrupt_stops_the_reply_playing_and_drops_the_queued_ones(
+    nursery, autojump_clock
+) -> None:
+    robot = TimedRobot()
+    trace, records = recording_trace()
+    queue = OutputQueue(robot, trace=trace)
+    await nursery.start(queue.run)
+    game = Game()
+    heard: list[str] = []
+    queue.put_nowait(reply("第一句", d("animation.play", "happy")), game=game,
+                     after=lambda: heard.append("第一句"))
+    queue.put_nowait(reply("第二句"), game=game, after=lambda: heard.append("第二句"))
+    queue.reset_after_session(game)
+    await trio.sleep(0.5)  # the first reply's animation is running
+    queue.interrupt()
+    queue.put_nowait(reply("之后的话"), game=game)
+    await queue.drain()
+    assert robot.cancelled == ["animation.play"]
+    assert [e for e in robot.events() if e.startswith("say")] == ["say 之后的话"]
+    assert "run animation.stop()" in robot.events()  # the reset still ran
+    assert heard == []  # nothing the family did not hear goes into history
+    assert [r["text"] for r in records.of("reply_interrupted")] == ["第一句"]
+    assert [r["text"] for r in records.of("reply_dropped")] == ["第二句"]

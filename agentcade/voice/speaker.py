@@ -73,6 +73,13 @@ class VoiceRobot:
         return self.inner.capabilities
 
     @property
+    def away_reason(self) -> str | None:
+        """Why the SDK robot is unreachable now, if it says (the output queue then skips
+        directives at once); None when it is there or cannot tell."""
+        reason = getattr(self.inner, "away_reason", None)
+        return reason if isinstance(reason, str) else None
+
+    @property
     def device(self) -> Any:
         """The simulated device, when the SDK robot is a ``SimRobot`` (``/screen``, tests)."""
         return getattr(self.inner, "device", None)

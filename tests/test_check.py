@@ -199,6 +199,34 @@ async def test_settings_read_by_config_but_not_listed_warn(tmp_path: Path) -> No
     assert (await run_check(str(game))).statuses("SETTINGS-UNDECLARED") == ["pass"]
 
 
+async def test_local_game_robot_calls_it_may_not_make_fail_naming_the_tool_and_call() -> None:
+    # bad_robot's tool cheer calls lights.set_color without declaring light (skipped inside
+    # the game) and motion.move_to(pan_deg=999) (refused: the tool fails): neither reaches
+    # a reply, and check still sees both.
+    result = await run_check(str(ROOT / "tests" / "data" / "games" / "bad_robot"))
+    assert result.problems() == ["DIRECTIVE-INVALID", "DIRECTIVE-UNDECLARED"]
+    assert not result.passed
+    [undeclared] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert "'cheer'" in undeclared.message
+    assert "lights.set_color('#00FF00')" in undeclared.message
+    assert "light" in undeclared.fix
+    [invalid] = [f for f in result.findings if f.rule == "DIRECTIVE-INVALID"]
+    assert "'cheer'" in invalid.message
+    assert "motion.move_to(pan_deg=999" in invalid.message
+
+
+async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Path) -> None:
+    game = game_copy(tmp_path, "riddle_copy")
+    edit(game / "SKILL.md", "id: riddle\n", "id: riddle_copy\n")
+    edit(game / "agent.py", "    async def on_start(self, turn) -> dict:\n",
+         "    async def on_start(self, turn) -> dict:\n"
+         "        await self.robot.lights.off()\n")
+    result = await run_check(str(game))
+    assert result.problems() == ["DIRECTIVE-UNDECLARED"]
+    [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert "during start, the hook 'on_start' calls lights.off()" in finding.message
+
+
 # --- games written on a2a-sdk directly -----------------------------------------------------
 
 

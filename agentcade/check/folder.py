@@ -20,9 +20,10 @@ from agentcade.check.rules import (
     DEFAULT_TIMEOUT,
     CheckResult,
 )
-from agentcade.check.session import check_session
+from agentcade.check.session import GameCalls, check_session
 from agentcade.settings import AgentSettings
 from agentcade.skill import RULES as SKILL_RULES, Skill, check_skill
+from agentcade.trace import Trace
 
 __all__ = ["run_check"]
 
@@ -88,8 +89,9 @@ async def _check_folder(
     _check_tool_mentions(result, game.skill, set(tools), BUILTIN_TOOL_NAMES)
     _check_settings_declared(result, path, game.agent_cls.config)
 
+    game_calls = GameCalls()
     try:
-        async with open_local_game(str(path), builtin=builtin) as local:
+        async with open_local_game(str(path), builtin=builtin, trace=Trace(game_calls)) as local:
             result.offline = bool(local.settings.llm.offline)
             async with trio.open_nursery() as nursery:
                 _port, _card_url = await nursery.start(
@@ -99,7 +101,8 @@ async def _check_folder(
                 )
                 served = f"http://127.0.0.1:{_port}/"
                 await check_session(
-                    result, served, say=say, timeout=timeout, client=client, local=True
+                    result, served, say=say, timeout=timeout, client=client, local=True,
+                    game_calls=game_calls,
                 )
                 nursery.cancel_scope.cancel()
     except (SettingsError, GameLoadError, OSError) as exc:  # settings, start-up

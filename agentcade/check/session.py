@@ -39,7 +39,30 @@ from agentcade.protocol import (
     unknown_fields,
 )
 
-__all__ = ["check_session"]
+__all__ = ["GameCalls", "check_session"]
+
+
+class GameCalls:
+    """The robot calls a local game was refused, from its trace (a ``Trace`` sink).
+
+    A local game's refused calls never reach a reply: an undeclared one is skipped and an
+    invalid one raised inside the tool (the model gets the error). The game's robot proxy
+    traces each as ``directive_skipped``; ``check`` serves the folder in its own process,
+    so it listens to that trace and fails ``DIRECTIVE-UNDECLARED`` / ``DIRECTIVE-INVALID``
+    for every one, naming the tool and the call.
+    """
+
+    def __init__(self) -> None:
+        self._records: list[dict[str, Any]] = []
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        if record.get("type") == "directive_skipped":
+            self._records.append(record)
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The records since the last drain."""
+        out, self._records = self._records, []
+        return out
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -67,11 +90,13 @@ async def check_session(
     timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per request
     client: A2AClient | None = None,
     local: bool = False,
+    game_calls: GameCalls | None = None,
 ) -> None:
     """The card and session checks against ``url``; findings go into ``result``.
 
     ``local``: ``url`` is a folder served by ``check`` itself (SKILL.md rules already ran,
-    so the card's author/capabilities are not checked again).
+    so the card's author/capabilities are not checked again). ``game_calls``: that game's
+    refused robot calls, read after each request.
     """
     result.url = url
     a2a = client or A2AClient(reply_timeout=timeout)
@@ -137,7 +162,7 @@ async def check_session(
         )
     result.ok("PROTOCOL-SUNSET")
 
-    session = _Session(result, a2a, endpoint_for(url, card), protocol, card, timeout)
+    session = _Session(result, a2a, endpoint_for(url, card), protocol, card, timeout, game_calls)
     await session.run(say)
 
 
@@ -193,8 +218,11 @@ class _Session:
         protocol: str,
         card: CardInfo,
         timeout: float,
+        game_calls: GameCalls | None = None,
     ) -> None:
         self.result = result
+        self.game_calls = game_calls
+        self.seen_refused: set[tuple[str | None, str]] = set()
         self.client = client
         self.endpoint = endpoint
         self.protocol = protocol
@@ -269,6 +297,8 @@ class _Session:
             except GameRemoteError as exc:
                 outcome.error = exc
         self.inspect_raw(game_input.kind, results)
+        if self.game_calls is not None:
+            self.report_refused(game_input.kind, self.game_calls.drain())
         timed_out = outcome.error is not None and outcome.error.kind == RemoteErrorKind.TIMEOUT
         if scope.cancelled_caught or timed_out:
             outcome.timed_out = True
@@ -322,6 +352,25 @@ class _Session:
                 rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
                 fix = exc.hint or "use only the open SDK calls with the SDK's arguments"
                 self.result.problem(rule, f"a reply to {kind} has {directive.describe()}: {exc.reason}", fix)
+
+    def report_refused(self, kind: str, records: list[dict[str, Any]]) -> None:
+        """A local game's refused robot calls (``GameCalls``), each (tool, call) once."""
+        for record in records:
+            tool = record.get("tool")
+            described = str(record.get("directive") or record.get("call"))
+            if (tool, described) in self.seen_refused:
+                continue
+            self.seen_refused.add((tool, described))
+            undeclared = record.get("kind") == DirectiveErrorKind.UNDECLARED
+            rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
+            what = "hook" if tool in ("on_start", "on_end") else "tool"
+            who = f"the {what} {tool!r}" if tool else "the game"
+            outcome = "skipped" if undeclared else "refused, the tool failed"
+            self.result.problem(
+                rule,
+                f"during {kind}, {who} calls {described}: {record.get('reason')} ({outcome})",
+                str(record.get("hint") or "use only the open SDK calls with the SDK's arguments"),
+            )
 
     def judge_request(self, outcome: _Outcome) -> None:
         r = self.result

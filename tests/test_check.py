@@ -47,8 +47,9 @@ def _no_public_url(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def peers() -> Any:
-    with PeerProcess("compliant") as good, PeerProcess("violating") as bad:
-        yield {"compliant": good.url, "violating": bad.url}
+    with PeerProcess("compliant") as good, PeerProcess("violating") as bad, \
+            PeerProcess("old_version") as old:
+        yield {"compliant": good.url, "violating": bad.url, "old_version": old.url}
 
 
 # --- a configurable game behind our own server ---------------------------------------------
@@ -249,6 +250,15 @@ async def test_violating_sdk_peer_reports_exactly_its_violations(peers: dict[str
     ]
     assert all(f.level == "fail" for f in result.findings if f.status != "pass")
     assert not result.passed
+
+
+async def test_reply_in_another_protocol_version_than_negotiated_fails(peers: dict[str, str]) -> None:
+    result = await run_check(peers["old_version"], timeout=10)
+    assert result.problems() == ["REPLY-PROTOCOL", "SESSION-MESSAGE-REPLY"]
+    [finding] = [f for f in result.findings if f.rule == "REPLY-PROTOCOL"]
+    assert "'desktop-game/5'" in finding.message
+    assert "'agentcade/1'" in finding.message
+    assert result.statuses("REPLY-FORMAT") == ["pass"]  # the reply is well formed
 
 
 # --- card rules ----------------------------------------------------------------------------

@@ -51,6 +51,7 @@ _OWN_RULES: dict[str, tuple[Level, str]] = {
     "SESSION-MESSAGE-REPLY": ("fail", "message got replies ending with speakable text"),
     "SESSION-END-REPLY": ("fail", "end got replies ending with speakable text"),
     "REPLY-FORMAT": ("fail", "every reply is a valid GameReply"),
+    "REPLY-PROTOCOL": ("fail", "every reply speaks the negotiated protocol version"),
     "REPLY-UNKNOWN-FIELD": ("warn", "replies carry only protocol fields"),
     "REPLY-ENDED-EARLY": ("fail", "only final replies say session ended"),
     "REPLY-FIRST-SLOW": ("warn", f"the first reply came within {FIRST_REPLY_SLOW:g} s"),

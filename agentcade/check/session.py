@@ -274,7 +274,7 @@ class _Session:
                     f"the first reply to {outcome.kind} came after {outcome.first_after:.1f} s",
                     'say something first (turn.say("稍等")) and show effects.Progress',
                 )
-        for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-UNKNOWN-FIELD",
+        for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-PROTOCOL", "REPLY-UNKNOWN-FIELD",
                      "REPLY-ENDED-EARLY", "SESSION-TIMEOUT", "DIRECTIVE-INVALID",
                      "DIRECTIVE-UNDECLARED"):
             r.ok(rule)
@@ -296,7 +296,7 @@ class _Session:
                         self.check_directives(game_input.kind, reply)
             except GameRemoteError as exc:
                 outcome.error = exc
-        self.inspect_raw(game_input.kind, results)
+        raw_problem = self.inspect_raw(game_input.kind, results)
         if self.game_calls is not None:
             self.report_refused(game_input.kind, self.game_calls.drain())
         timed_out = outcome.error is not None and outcome.error.kind == RemoteErrorKind.TIMEOUT
@@ -311,6 +311,7 @@ class _Session:
             outcome.error is not None
             and outcome.error.kind == RemoteErrorKind.PROTOCOL
             and not isinstance(outcome.error, ReplyCutShort)
+            and not raw_problem  # the client stopped at a reply already reported
             and not any(f.rule == "REPLY-FORMAT" for f in self.result.findings)
         ):
             self.result.problem(
@@ -320,12 +321,15 @@ class _Session:
             )
         return outcome
 
-    def inspect_raw(self, kind: str, results: list[object]) -> None:
-        """REPLY-FORMAT and REPLY-UNKNOWN-FIELD from the raw DataParts."""
+    def inspect_raw(self, kind: str, results: list[object]) -> bool:
+        """REPLY-FORMAT, REPLY-PROTOCOL and REPLY-UNKNOWN-FIELD from the raw DataParts;
+        returns whether a reply failed REPLY-FORMAT or REPLY-PROTOCOL."""
+        failed = False
         for data in _reply_payloads(results):
             try:
-                parse_reply(data)
+                reply = parse_reply(data)
             except ProtocolError as exc:
+                failed = True
                 self.result.problem(
                     "REPLY-FORMAT",
                     f"a reply to {kind} is not a valid GameReply: {exc}",
@@ -333,6 +337,15 @@ class _Session:
                     '"session": "active|ended"} in a DataPart',
                 )
                 continue
+            if reply.protocol != self.protocol:
+                failed = True
+                self.result.problem(
+                    "REPLY-PROTOCOL",
+                    f"a reply to {kind} speaks {reply.protocol!r}, but the request (and the "
+                    f"version both sides share) is {self.protocol!r}",
+                    f'answer in the version of the request (GameInput.protocol): '
+                    f'"protocol": "{self.protocol}"',
+                )
             for name in unknown_fields(data):
                 if name in self.seen_unknown:
                     continue
@@ -342,6 +355,7 @@ class _Session:
                     f"a reply to {kind} has the field {name!r}, which the protocol does not define",
                     "check the spelling (text, directives, session, protocol; call, args, kwargs)",
                 )
+        return failed
 
     def check_directives(self, kind: str, reply: GameReply) -> None:
         for directive in reply.directives:

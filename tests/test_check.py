@@ -21,6 +21,7 @@ import trio
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
+from agentcade.catalog import Catalog, check_catalog
 from agentcade.check import (
     RULES,
     CheckResult,
@@ -110,10 +111,12 @@ def statuses(result: CheckResult, rule: str) -> set[str]:
 # --- folder checks -------------------------------------------------------------------------
 
 
-def game_copy(tmp_path: Path, name: str = "riddle") -> Path:
-    """A copy of the riddle game (not under games/, so it is not a built-in)."""
+def game_copy(tmp_path: Path, name: str = "my_riddle") -> Path:
+    """A copy of the riddle game with the id ``name`` (not under games/: not a built-in)."""
     dest = tmp_path / name
     shutil.copytree(RIDDLE, dest, ignore=shutil.ignore_patterns("__pycache__", ".env"))
+    if name != "riddle":
+        edit(dest / "SKILL.md", "id: riddle\n", f"id: {name}\n")
     return dest
 
 
@@ -217,8 +220,7 @@ async def test_local_game_robot_calls_it_may_not_make_fail_naming_the_tool_and_c
 
 
 async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Path) -> None:
-    game = game_copy(tmp_path, "riddle_copy")
-    edit(game / "SKILL.md", "id: riddle\n", "id: riddle_copy\n")
+    game = game_copy(tmp_path)
     edit(game / "agent.py", "    async def on_start(self, turn) -> dict:\n",
          "    async def on_start(self, turn) -> dict:\n"
          "        await self.robot.lights.off()\n")
@@ -226,6 +228,41 @@ async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Pat
     assert result.problems() == ["DIRECTIVE-UNDECLARED"]
     [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
     assert "during start, the hook 'on_start' calls lights.off()" in finding.message
+
+
+async def test_an_id_of_a_built_in_game_fails_as_the_catalog_would(tmp_path: Path) -> None:
+    result = await run_check(str(game_copy(tmp_path, "riddle")))  # the template, not renamed
+    assert result.problems() == ["CATALOG-ID-BUILTIN"]
+    assert not result.passed  # so no catalog entry is printed
+    # the entry check would have printed is one catalog rejects, for the same rule
+    entry = catalog_entry(result)
+    assert entry is not None
+    entry["url"] = "https://my-riddle.example/"
+    problems = check_catalog(Catalog.model_validate({"games": [entry]}))
+    assert [p.rule for p in problems] == ["CATALOG-ID-BUILTIN"]
+
+
+async def test_the_built_in_game_itself_keeps_its_id() -> None:
+    result = await run_check("riddle")
+    assert result.statuses("CATALOG-ID-BUILTIN") == ["pass"]
+
+
+async def test_an_id_of_another_catalog_game_fails(tmp_path: Path) -> None:
+    game = game_copy(tmp_path, "riddle_remote")  # games/catalog.json lists it, by agentcade
+    edit(game / "SKILL.md", "author: agentcade\n", "author: someone else\n")
+    result = await run_check(str(game))
+    assert result.problems() == ["CATALOG-ID-DUPLICATE"]
+    assert "https://agentcade-riddle.hf.space/" in next(
+        f.message for f in result.findings if f.rule == "CATALOG-ID-DUPLICATE")
+    # its own author checking a new version of the catalog game is not a clash
+    edit(game / "SKILL.md", "author: someone else\n", "author: agentcade\n")
+    assert (await run_check(str(game))).problems() == []
+
+
+async def test_a_remote_game_with_a_built_in_id_fails(nursery: trio.Nursery) -> None:
+    skill = FakeSkill(id="guess_number", required_capabilities=("motion",))
+    result = await check_url(nursery, card=lambda port: build_card(skill, f"http://127.0.0.1:{port}/"))
+    assert result.problems() == ["CATALOG-ID-BUILTIN"]
 
 
 # --- games written on a2a-sdk directly -----------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 import trio
 
 from agentcade.a2a.client import A2AClient
+from agentcade.check.ids import ID_RULES, check_id
 from agentcade.check.rules import (
     _GAME_RULES,
     _SESSION_RULES,
@@ -62,7 +63,12 @@ async def _check_folder(
         return result
     builtin = path.parent.name == "games"  # the same rule as open_local_game
 
-    skill_ok = _check_skill_file(result, path, expect_id=path.name if builtin else None)
+    skill_ok, declared = _check_skill_file(result, path, expect_id=path.name if builtin else None)
+    if declared is not None:
+        check_id(result, declared.id, author=declared.author, folder=path)
+    else:
+        for rule in ID_RULES:
+            result.skip(rule, "not checked: SKILL.md has no usable id")
     if not skill_ok:
         for rule in _GAME_RULES:
             result.skip(rule, "not checked: SKILL.md has errors")
@@ -115,11 +121,14 @@ async def _check_folder(
     return result
 
 
-def _check_skill_file(result: CheckResult, path: Path, *, expect_id: str | None) -> bool:
-    """SKILL.md rules; returns whether it has no ``fail`` problem (so the game can load)."""
+def _check_skill_file(
+    result: CheckResult, path: Path, *, expect_id: str | None
+) -> tuple[bool, Skill | None]:
+    """SKILL.md rules; returns whether it has no ``fail`` problem (so the game can load),
+    and the declaration when it parses."""
     skill_path = path / "SKILL.md"
     if not skill_path.is_file():
-        return True  # load_game reports the missing file as GAME-LOAD
+        return True, None  # load_game reports the missing file as GAME-LOAD
     data = skill_path.read_bytes()
     try:
         text = data.decode("utf-8")
@@ -127,15 +136,15 @@ def _check_skill_file(result: CheckResult, path: Path, *, expect_id: str | None)
         result.problem(
             "SKILL-ENCODING", f"SKILL.md is not valid UTF-8 (byte {exc.start})", "save SKILL.md as UTF-8"
         )
-        return False
-    _skill, problems = check_skill(text, source=str(skill_path), expect_id=expect_id)
+        return False, None
+    skill, problems = check_skill(text, source=str(skill_path), expect_id=expect_id)
     for p in problems:
         result.problem(p.rule, f"SKILL.md: {p.field}: {p.message}", p.fix)
     for rule in SKILL_RULES:
         if rule == "SKILL-ID-FOLDER" and expect_id is None:
             continue
         result.ok(rule, "SKILL.md follows this rule")
-    return not any(p.level == "fail" for p in problems)
+    return not any(p.level == "fail" for p in problems), skill
 
 
 def _check_tool_mentions(

@@ -41,6 +41,8 @@ _OWN_RULES: dict[str, tuple[Level, str]] = {
     "SKILL-TOOL-MISSING": ("fail", 'every "调用 X" in SKILL.md names an existing tool'),
     "TOOLS-UNMENTIONED": ("warn", "every tool is mentioned in SKILL.md"),
     "SETTINGS-UNDECLARED": ("warn", "every setting config.py reads is listed in settings.yaml"),
+    "CATALOG-ID-BUILTIN": ("fail", "the id is not a built-in game's"),
+    "CATALOG-ID-DUPLICATE": ("fail", "the id is not another catalog game's"),
     "CARD-READABLE": ("fail", "the agent card is readable"),
     "CARD-STREAMING": ("fail", "the card declares capabilities.streaming"),
     "CARD-PROTOCOL": ("fail", "the card lists a protocol version agentcade speaks"),

@@ -19,6 +19,7 @@ import trio
 from agentcade.a2a.card import CardInfo, endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.allowlist import KNOWN_CAPABILITIES
+from agentcade.check.ids import ID_RULES, check_id
 from agentcade.check.rules import (
     _SESSION_RULES,
     DEFAULT_SAY,
@@ -118,7 +119,7 @@ async def check_session(
             "serve the card at /.well-known/agent-card.json (see the guide's 不用 Python 写)",
         )
         for rule in ("CARD-STREAMING", "CARD-PROTOCOL", "CARD-URL-MISMATCH", "PROTOCOL-SUNSET",
-                     *_SESSION_RULES):
+                     *_SESSION_RULES, *([] if local else ID_RULES)):
             result.skip(rule, "not checked: no usable agent card")
         return
     result.card = card
@@ -139,6 +140,7 @@ async def check_session(
     result.ok("CARD-URL-MISMATCH")
     if not local:
         _check_card_declaration(result, card)
+        check_id(result, card.game_id, url=url, author=card.author)
 
     protocol = negotiate_protocol(card)
     if protocol is None:

@@ -265,6 +265,51 @@ async def test_a_remote_game_with_a_built_in_id_fails(nursery: trio.Nursery) -> 
     assert result.problems() == ["CATALOG-ID-BUILTIN"]
 
 
+async def test_a_missing_env_example_warns_and_env_example_writes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    game = game_copy(tmp_path)
+    (game / ".env.example").unlink()
+    result = await run_check(str(game))
+    assert result.problems() == ["SETTINGS-ENV-EXAMPLE"]
+    assert result.passed  # a warning only
+    finding = next(f for f in result.findings if f.rule == "SETTINGS-ENV-EXAMPLE")
+    assert f"agentcade env-example {game}" in finding.fix
+
+    from agentcade.cli import main
+
+    assert main(["env-example", str(game)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    text = (game / ".env.example").read_text(encoding="utf-8")
+    assert "# 大模型服务的密钥\nLLM_API_KEY=\n" in text  # secrets stay empty
+    assert "LLM_MODEL=gpt-4o-mini\n" in text
+    assert (await run_check(str(game))).problems() == []
+
+
+async def test_a_stale_env_example_warns_naming_the_missing_key(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    with (game / "settings.yaml").open("a", encoding="utf-8") as f:
+        f.write("  - key: ROUNDS\n    description: 一局几题\n    default: '5'\n")
+    result = await run_check(str(game))
+    assert result.problems() == ["SETTINGS-ENV-EXAMPLE"]
+    assert "missing ROUNDS" in next(
+        f.message for f in result.findings if f.rule == "SETTINGS-ENV-EXAMPLE")
+
+
+def test_env_example_of_a_broken_settings_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentcade.cli import main
+
+    game = game_copy(tmp_path)
+    (game / "settings.yaml").write_text("settings: [1]\n", encoding="utf-8")
+    assert main(["env-example", str(game)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "settings.yaml" in err[0]
+    assert main(["env-example", str(tmp_path / "nothing")]) == 1
+
+
 # --- games written on a2a-sdk directly -----------------------------------------------------
 
 

@@ -62,6 +62,7 @@ async def _check_folder(
         result.problem("GAME-LOAD", str(exc), "give the path of a game folder (with SKILL.md and agent.py)")
         return result
     builtin = path.parent.name == "games"  # the same rule as open_local_game
+    _check_env_example(result, path)
 
     skill_ok, declared = _check_skill_file(result, path, expect_id=path.name if builtin else None)
     if declared is not None:
@@ -190,6 +191,45 @@ def _check_settings_declared(result: CheckResult, folder: Path, config_cls: type
         )
     else:
         result.ok("SETTINGS-UNDECLARED")
+
+
+def _check_env_example(result: CheckResult, folder: Path) -> None:
+    """``.env.example`` is what ``agentcade env-example`` writes from settings.yaml now:
+    whoever runs the game copies it to ``.env``, so a missing key there is a setting
+    nobody knows to fill in."""
+    from agentcade.settings import SettingsError, env_example, read_dotenv
+
+    fix = f"run: agentcade env-example {folder}"
+    try:
+        expected = env_example(folder)
+    except SettingsError:
+        result.skip("SETTINGS-ENV-EXAMPLE", "not checked: settings.yaml does not load (see GAME-LOAD)")
+        return
+    path = folder / ".env.example"
+    try:
+        found = path.read_text(encoding="utf-8")
+        keys = set(read_dotenv(path))
+    except FileNotFoundError:
+        result.problem("SETTINGS-ENV-EXAMPLE", "the folder has no .env.example", fix)
+        return
+    except (OSError, UnicodeDecodeError, SettingsError) as exc:
+        result.problem("SETTINGS-ENV-EXAMPLE", f".env.example cannot be read: {exc}", fix)
+        return
+    if found.replace("\r\n", "\n") != expected:
+        from agentcade.settings import env_example_specs
+
+        wanted = [spec.key for spec in env_example_specs(folder)]
+        missing = [k for k in wanted if k not in keys]
+        extra = sorted(keys - set(wanted))
+        what = "; ".join(
+            part for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"not in settings.yaml: {', '.join(extra)}" if extra else "",
+            ) if part
+        ) or "descriptions or defaults changed"
+        result.problem("SETTINGS-ENV-EXAMPLE", f".env.example is out of date with settings.yaml ({what})", fix)
+        return
+    result.ok("SETTINGS-ENV-EXAMPLE")
 
 
 def _skip_session(result: CheckResult, why: str) -> None:

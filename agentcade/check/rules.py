@@ -41,6 +41,7 @@ _OWN_RULES: dict[str, tuple[Level, str]] = {
     "SKILL-TOOL-MISSING": ("fail", 'every "调用 X" in SKILL.md names an existing tool'),
     "TOOLS-UNMENTIONED": ("warn", "every tool is mentioned in SKILL.md"),
     "SETTINGS-UNDECLARED": ("warn", "every setting config.py reads is listed in settings.yaml"),
+    "SETTINGS-ENV-EXAMPLE": ("warn", ".env.example lists what settings.yaml says"),
     "CATALOG-ID-BUILTIN": ("fail", "the id is not a built-in game's"),
     "CATALOG-ID-DUPLICATE": ("fail", "the id is not another catalog game's"),
     "CARD-READABLE": ("fail", "the agent card is readable"),

@@ -381,7 +381,7 @@ class _Session:
             rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
             what = "hook" if tool in ("on_start", "on_end") else "tool"
             who = f"the {what} {tool!r}" if tool else "the game"
-            outcome = "skipped" if undeclared else "refused, the tool failed"
+            outcome = "skipped" if undeclared else "raised DirectiveError"
             self.result.problem(
                 rule,
                 f"during {kind}, {who} calls {described}: {record.get('reason')} ({outcome})",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import trio
 
+from agentcade.errors import DeviceError
 from agentcade.trace import NULL_TRACE, Trace
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.vad import LoudnessDetector, VadConfig
@@ -27,8 +28,11 @@ __all__ = ["Heard", "Listener", "MicrophoneClosed"]
 BYTES_PER_SECOND = 32000
 
 
-class MicrophoneClosed(Exception):
+class MicrophoneClosed(DeviceError):
     """The robot's microphone stream ended (robot gone, or the session closed)."""
+
+    def __init__(self) -> None:
+        super().__init__("unavailable", "microphone.read", "the microphone stream ended")
 
 
 @dataclass(frozen=True)

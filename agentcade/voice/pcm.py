@@ -15,11 +15,13 @@ import sys
 import wave
 from array import array
 
+from agentcade.errors import VoiceError
+
 __all__ = ["WavError", "read_wav", "resample", "rms", "seconds", "to_wav"]
 
 
-class WavError(ValueError):
-    """Bytes that are not a 16-bit PCM WAV file."""
+class WavError(VoiceError, ValueError):
+    """Bytes that are not a 16-bit PCM WAV file (a speech service or espeak-ng sent them)."""
 
 
 def _samples(pcm: bytes) -> array[int]:

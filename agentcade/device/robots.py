@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import math
 import os
 import sys
@@ -194,6 +195,22 @@ _AWAY_TEXT: dict[str, str] = {
     "device_offline": "Daemon 说机器人不在线",
     "no_reply": "机器人没有回应",
 }
+
+
+class _CloseCleanupFilter(logging.Filter):
+    """Drops the SDK's "... cleanup failed while closing robot" warnings (with traceback).
+
+    ``WatcheRobot.close`` logs them when its last commands cannot reach the robot, which is
+    what closing a robot that went away means; ``robot_lost`` has already said so.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).endswith("while closing robot")
+
+
+_SDK_LOG = logging.getLogger("watcherobot.robot")
+if not any(isinstance(f, _CloseCleanupFilter) for f in _SDK_LOG.filters):
+    _SDK_LOG.addFilter(_CloseCleanupFilter())
 
 
 def _transport_of(robot: WatcheRobot) -> Any:

@@ -596,3 +596,19 @@ async def test_close_takes_under_3_s_when_the_robot_vanished(how: str) -> None:
         await robot.aclose()
         took = time.monotonic() - started
     assert took < CLOSE_BUDGET + 0.3 < 3
+
+
+async def test_leaving_while_reconnecting_is_quick_and_leaks_no_session(daemon) -> None:
+    from agentcade.device.robots import CLOSE_BUDGET, open_robot
+
+    async with open_robot(daemon.url, notice=None, out=io.StringIO()) as robot:
+        daemon.close_sockets(refuse=True)
+        await until(lambda: not robot.online)
+        daemon.hello_delay = 1.0  # the next attempt is mid-handshake when we leave
+        daemon.reopen()
+        await until(lambda: daemon.open_sockets == 1)
+        started = time.monotonic()
+    assert time.monotonic() - started < CLOSE_BUDGET
+    # the abandoned attempt finishes its handshake, sees the robot closed, lets go
+    await until(lambda: daemon.open_sockets == 0, limit=5)
+    assert daemon.sessions == 2

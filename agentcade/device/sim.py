@@ -429,6 +429,11 @@ class SimDevice:
             link.flowing.set()
             self._nursery.start_soon(link.ws.aclose)
 
+    @property
+    def open_sockets(self) -> int:
+        """How many desktop sockets are open now."""
+        return len(self._links)
+
     def reopen(self) -> None:
         """Accept desktop sockets again after ``close_sockets(refuse=True)``."""
         self._refusing = False

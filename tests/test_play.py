@@ -37,24 +37,29 @@ async def test_screen_without_the_simulated_robot_says_why(cli_env) -> None:
 
 
 # --- the robot: one line and a documented exit code, never a traceback ----------------------
+#
+# The error paths run the real CLI in this process (``agentcade.cli.main``; no process start
+# to pay for); the Daemon is a simulated one on real sockets.
 
 import pytest  # noqa: E402
 import trio  # noqa: E402
 
+from agentcade.cli import main  # noqa: E402
 from agentcade.commands.play import BAD_ROBOT, ROBOT_UNAVAILABLE  # noqa: E402
 from agentcade.device.sim import SimDevice  # noqa: E402
 
 
-def robot_env(env: dict[str, str], control_port: int | str = 9) -> dict[str, str]:
-    """No Application environment; the Daemon's control port where the test says."""
-    out = {k: v for k, v in env.items() if not k.startswith("WATCHER_APP_")}
-    out["WATCHER_RUNTIME_CONTROL_PORT"] = str(control_port)
-    return out
+@pytest.fixture
+def no_app(monkeypatch) -> None:
+    """No Application environment; the Daemon's control port on a closed port (9)."""
+    for name in ("WATCHER_APP_DESKTOP_WS_URL", "WATCHER_APP_DEVICE_WS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WATCHER_RUNTIME_CONTROL_PORT", "9")
 
 
-def only_line(done: subprocess.CompletedProcess[bytes]) -> str:
-    lines = done.stderr.decode().splitlines()
-    assert len(lines) == 1, done.stderr.decode()
+def only_line(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1, err
     return lines[0]
 
 
@@ -83,35 +88,42 @@ def only_line(done: subprocess.CompletedProcess[bytes]) -> str:
     ],
     ids=["unreachable", "bogus", "app-without-environment"],
 )
-async def test_a_robot_that_cannot_be_used_is_one_line_and_an_exit_code(
-    cli_env, robot: str, code: int, line: str
+def test_a_robot_that_cannot_be_used_is_one_line_and_an_exit_code(
+    no_app, capsys, robot: str, code: int, line: str
 ) -> None:
-    done = await play(robot_env(cli_env), "--robot", robot, lines="有什么游戏\n")
-    assert (done.returncode, only_line(done)) == (code, line)
-    assert done.stdout == b""
+    assert main(["play", "--no-pages", "--robot", robot]) == code
+    out, err = capsys.readouterr()
+    assert (out, only_line(err)) == ("", line)
 
 
-async def test_a_handshake_slower_than_5_s_is_one_line(cli_env, nursery) -> None:
+async def play_in_a_thread(*args: str) -> int:
+    """``agentcade play`` in a worker thread (its own trio run) while this run serves."""
+    return await trio.to_thread.run_sync(main, ["play", "--no-pages", *args])
+
+
+async def test_a_handshake_slower_than_5_s_is_one_line(
+    no_app, capsys, monkeypatch, nursery
+) -> None:
     device = SimDevice(hello_delay=6.0)
     url = await nursery.start(device.serve)
-    port = device.control_url.rsplit(":", 1)[1]
-    done = await play(robot_env(cli_env, port), "--robot", url, lines="有什么游戏\n")
-    assert (done.returncode, only_line(done)) == (
-        ROBOT_UNAVAILABLE,
+    monkeypatch.setenv("WATCHER_RUNTIME_CONTROL_PORT", device.control_url.rsplit(":", 1)[1])
+    assert await play_in_a_thread("--robot", url) == ROBOT_UNAVAILABLE
+    assert only_line(capsys.readouterr().err) == (
         f"agentcade play: 机器人的 Daemon（{url}）5 秒内没有完成握手："
-        "看看 Daemon 是否卡住（watcherobot daemon status），再试",
+        "看看 Daemon 是否卡住（watcherobot daemon status），再试"
     )
 
 
-async def test_a_robot_another_application_holds_is_refused_in_one_line(cli_env, nursery) -> None:
+async def test_a_robot_another_application_holds_is_refused_in_one_line(
+    no_app, capsys, monkeypatch, nursery
+) -> None:
     device = SimDevice()
     device.holder = "com.example.other"
     url = await nursery.start(device.serve)
-    port = device.control_url.rsplit(":", 1)[1]
-    done = await play(robot_env(cli_env, port), "--robot", url, lines="有什么游戏\n")
-    assert (done.returncode, only_line(done)) == (
-        ROBOT_UNAVAILABLE,
-        "agentcade play: 机器人正被应用 com.example.other 占用：先运行 watcherobot app stop，再试",
+    monkeypatch.setenv("WATCHER_RUNTIME_CONTROL_PORT", device.control_url.rsplit(":", 1)[1])
+    assert await play_in_a_thread("--robot", url) == ROBOT_UNAVAILABLE
+    assert only_line(capsys.readouterr().err) == (
+        "agentcade play: 机器人正被应用 com.example.other 占用：先运行 watcherobot app stop，再试"
     )
     assert device.sessions == 0
 
@@ -123,11 +135,9 @@ async def test_play_on_a_daemon_whose_robot_is_offline_talks_and_skips_the_robot
     device = SimDevice()
     device.drop_device()
     url = await nursery.start(device.serve)
-    port = device.control_url.rsplit(":", 1)[1]
-    with trio.fail_after(60):
-        done = await play(
-            robot_env(cli_env, port), "--robot", url, "--trace", lines="玩你画我猜\n/wait\n"
-        )
+    env = {k: v for k, v in cli_env.items() if not k.startswith("WATCHER_APP_")}
+    env["WATCHER_RUNTIME_CONTROL_PORT"] = device.control_url.rsplit(":", 1)[1]
+    done = await play(env, "--robot", url, "--trace", lines="玩你画我猜\n/wait\n")
     err = done.stderr.decode()
     assert done.returncode == 0, err
     assert f"[机器人] 已连上 {url}，但 Daemon 说机器人没连上：先只说话" in err

@@ -467,11 +467,11 @@ class SdkRobot:
                 remaining = deadline - trio.current_time()
                 if remaining <= 0:
                     return "timeout"
-                if not self.online:  # it will not finish where we can see it
-                    return "failed"
                 try:
                     await trio.to_thread.run_sync(handle.wait, min(_JOB_POLL, remaining))
                 except TimeoutError:
+                    if not self.online:  # it will not finish where we can see it
+                        return "failed"
                     continue
                 except JobCancelledError:
                     return "cancelled"
@@ -487,7 +487,10 @@ class SdkRobot:
         if job.state.terminal or not self.online:
             return
         # The thread is not abandoned: job.cancel() returns within the command timeout.
-        with trio.CancelScope(shield=True), contextlib.suppress(TimeoutError, WatcheRobotError):
+        with (
+            trio.CancelScope(shield=True),
+            contextlib.suppress(TimeoutError, OSError, WatcheRobotError, WebSocketException),
+        ):
             await self.call(job.cancel)
 
     async def speak(self, text: str) -> None:

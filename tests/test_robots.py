@@ -612,3 +612,21 @@ async def test_leaving_while_reconnecting_is_quick_and_leaks_no_session(daemon) 
     # the abandoned attempt finishes its handshake, sees the robot closed, lets go
     await until(lambda: daemon.open_sockets == 0, limit=5)
     assert daemon.sessions == 2
+
+
+async def test_a_flapping_device_ends_up_online_and_used(traced) -> None:
+    sim, records = traced
+    dev = sim.device
+    for _ in range(5):
+        dev.drop_device()
+        await trio.lowlevel.checkpoint()
+        dev.bring_back_device()
+    dev.drop_device()
+    await until(lambda: not sim.online)
+    dev.bring_back_device()
+    await until(lambda: sim.online)
+    await sim.execute(d("lights.set_color", "#FF0000"))
+    assert dev.state.lights.color == "#FF0000"
+    kinds = [r["type"] for r in records if r["type"].startswith("robot_")]
+    assert kinds[-2:] == ["robot_lost", "robot_back"]
+    assert kinds.count("robot_lost") == kinds.count("robot_back")

@@ -15,11 +15,17 @@ from typing import Any
 import openai
 import trio
 
-from agentcade.llm.base import ModelError, ModelReply, ToolCall, _short
+from agentcade.llm.base import ModelError, ModelReply, TextSink, ToolCall, _short
 from agentcade.llm.stream import _StreamAssembler
 from agentcade.settings import LLMSettings
 
-__all__ = ["OpenAIChatModel"]
+__all__ = ["MAX_TOKENS", "OpenAIChatModel"]
+
+MAX_TOKENS = 400
+"""Completion tokens per model call. Speech is one to three sentences (120 characters,
+about as many tokens in Chinese) and tool-call arguments are short; without a cap a weak
+model ran away for 7,070 tokens, minutes of silence. 400 leaves room for a tool call plus
+a sentence and for models that think aloud a little."""
 
 
 class OpenAIChatModel:
@@ -53,26 +59,41 @@ class OpenAIChatModel:
             ModelError: any failure, including an unusable response. ``trio.Cancelled``
                 propagates (the HTTP request is abandoned with it).
         """
+        return await self._request(messages, tools, None)
+
+    async def complete_streaming(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextSink
+    ) -> ModelReply:
+        """Like ``complete``, always streamed, awaiting ``on_text`` with each text delta."""
+        return await self._request(messages, tools, on_text)
+
+    async def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextSink | None
+    ) -> ModelReply:
         kwargs: dict[str, Any] = {
             "model": self._settings.model,
             "messages": messages,
             "temperature": self._settings.temperature,
+            "max_tokens": MAX_TOKENS,
         }
         if tools:
             kwargs["tools"] = tools
         # The one boundary of this layer: every foreign failure becomes ModelError here.
-        # trio.Cancelled is a BaseException and passes through.
+        # trio.Cancelled is a BaseException and passes through. An exception raised by
+        # on_text (the caller's own code) is not the model's failure: it passes through.
         try:
-            if self._stream:
-                return await self._complete_streamed(kwargs)
+            if self._stream or on_text is not None:
+                return await self._complete_streamed(kwargs, on_text)
             completion = await self._client.chat.completions.create(**kwargs)
             return _reply_from_completion(completion)
         except ModelError:
             raise
+        except _SinkFailed as exc:  # the caller's own failure, unwrapped
+            raise exc.original from None
         except Exception as exc:
             raise ModelError(self._describe(exc)) from exc
 
-    async def _complete_streamed(self, kwargs: dict[str, Any]) -> ModelReply:
+    async def _complete_streamed(self, kwargs: dict[str, Any], on_text: TextSink | None) -> ModelReply:
         # We parse the SSE ourselves instead of iterating openai's AsyncStream: that one
         # breaks out of its generators at [DONE], and under trio every abandoned async
         # generator is finalised with a ResourceWarning (asyncio finalises them silently).
@@ -87,8 +108,12 @@ class OpenAIChatModel:
                 elif not line and data:  # a blank line ends one event
                     assembler.feed("\n".join(data))
                     data = []
+                    if on_text is not None and (new := assembler.take_text()):
+                        await _deliver(on_text, new)
             if data:
                 assembler.feed("\n".join(data))
+        if on_text is not None and (new := assembler.take_text()):
+            await _deliver(on_text, new)
         return assembler.reply()
 
     def _describe(self, exc: Exception) -> str:
@@ -112,6 +137,21 @@ class OpenAIChatModel:
         lease, self._lease = self._lease, None
         if lease is not None:
             await _CLIENTS.release(lease)
+
+
+class _SinkFailed(Exception):
+    """Carries an exception raised by ``on_text`` past the boundary: not the model's."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+async def _deliver(on_text: TextSink, text: str) -> None:
+    try:
+        await on_text(text)
+    except Exception as exc:
+        raise _SinkFailed(exc) from exc
 
 
 @dataclass(eq=False)

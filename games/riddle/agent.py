@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from agentcade import effects
-from agentcade.judge import is_match
+from agentcade.judge import help_request, is_match
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent
 from agentcade.tools import tool
@@ -44,6 +44,7 @@ class GameAgent(SkillAgent):
         self.current: dict | None = None
         self.revealed = False
         self.asked = self.solved = 0
+        self.hinted = False  # this riddle's hint was given
 
     def state(self) -> dict:
         # 只放用户已经知道的：谜面可以，谜底不行。
@@ -57,13 +58,16 @@ class GameAgent(SkillAgent):
         if not self.order:
             turn.end_session()
             return {"outcome": "no_more", "solved": self.solved}
-        self.current, self.revealed = RIDDLES[self.order.pop()], False
+        self.current, self.revealed, self.hinted = RIDDLES[self.order.pop()], False, False
         self.asked += 1
         turn.must_say(self.current["question"])
         return {"outcome": "new_riddle", "question": self.current["question"], "number": self.asked}
 
     async def on_start(self, turn) -> dict:
-        return self._next(turn)
+        result = self._next(turn)
+        if result["outcome"] == "new_riddle":  # 开场白和谜面由代码说，不用等大模型
+            turn.reply(f"好呀，我们来猜谜语！听好了：{result['question']}你猜是什么？")
+        return result
 
     async def on_end(self, turn) -> dict:
         result = {"asked": self.asked, "solved": self.solved,
@@ -74,6 +78,39 @@ class GameAgent(SkillAgent):
             result["answer"] = answer
         return result
 
+    async def on_message(self, turn) -> dict | None:
+        # 代码能判的代码判：说中谜底就是猜对了；“不知道”“我不会”先给提示，“猜不出来”公布
+        # 谜底。这些都是完整的回复（turn.reply），不用再问大模型。别的话交给大模型。
+        if self.current is None or self.revealed:
+            return None
+        if self._is_right(turn.text):
+            turn.judged = True
+            result = await self._right(turn)
+            turn.reply(result["message"] + "要不要再来一个？")
+            return result
+        help = help_request(turn.text)
+        if help == "hint":
+            result = self.get_hint()
+            turn.reply(f"给你一个提示：{result['hint']}")
+            return result
+        if help is not None:
+            result = self.reveal(turn)
+            turn.reply(result["message"])
+            return result
+        return None
+
+    def _is_right(self, text: str) -> bool:
+        assert self.current is not None
+        return is_match(text, self.current["answer"], self.current.get("aliases") or ())
+
+    async def _right(self, turn) -> dict:
+        assert self.current is not None
+        answer = self.current["answer"]
+        self.solved, self.revealed = self.solved + 1, True
+        turn.must_say(answer, fallback=f"猜对了，谜底就是{answer}！")  # heard whatever happens
+        await effects.react(self.robot, "happy", "nod", then=STAR)
+        return {"correct": True, "answer": answer, "message": f"猜对了，谜底就是{answer}！"}
+
     @tool("判断用户这一轮说的答案对不对（直接读取用户原话）。")
     async def check_answer(self, turn) -> dict:
         if turn.judged:
@@ -81,12 +118,10 @@ class GameAgent(SkillAgent):
         turn.judged = True
         if self.current is None or self.revealed:
             return {"outcome": "no_riddle", "message": "这个谜语已经揭晓了，要不要再来一个？"}
-        answer = self.current["answer"]
-        if is_match(turn.text, answer, self.current.get("aliases") or ()):
-            self.solved, self.revealed = self.solved + 1, True
-            turn.must_say(answer, fallback=f"猜对了，谜底就是{answer}！")  # heard whatever happens
-            await effects.react(self.robot, "happy", "nod", then=STAR)
-            return {"correct": True, "answer": answer, "message": f"猜对了，谜底就是{answer}！"}
+        if help_request(turn.text) is not None:  # 不知道、猜不出来：不是猜错
+            return {"outcome": "not_a_guess", "message": "没关系，可以要个提示，或者让我公布谜底。"}
+        if self._is_right(turn.text):
+            return await self._right(turn)
         await effects.gesture(self.robot, "shake_head")
         return {"correct": False, "message": "不对哦，再想想，也可以要个提示。"}
 
@@ -94,6 +129,7 @@ class GameAgent(SkillAgent):
     def get_hint(self) -> dict:
         if self.current is None or self.revealed:
             return {"outcome": "no_riddle"}
+        self.hinted = True
         return {"hint": self.current["hint"]}
 
     @tool("用户放弃、猜不出来或者问答案时，公布谜底。", name="give_up")

@@ -301,6 +301,8 @@ class SkillAgent:
             return speak_results(results)
         if turn.said:  # everything code produced was spoken at once: nothing to add
             return ""
+        if any(isinstance(r, Mapping) and not r.get("error") for r in results):
+            return speak_results(results)  # a tool acted: "好的。", not "say that again"
         return FALLBACK_LINES[turn.kind]
 
     async def _run_hook(self, turn: Turn) -> tuple[dict[str, Any] | None, bool]:
@@ -410,6 +412,13 @@ def _unspoken(result: Any) -> Any:
     return result
 
 
+def _starts_speech(pending: str) -> bool:
+    """Whether streamed text after a finished sentence is plainly more speech."""
+    return any("\u4e00" <= ch <= "\u9fff" for ch in pending) and not any(
+        ch in pending for ch in "{[<【`"
+    )
+
+
 def _speaks(result: Any) -> bool:
     """Whether the spoken fallback has something of ``result`` to say."""
     if isinstance(result, str):
@@ -472,6 +481,10 @@ class _Speech:
             if self._held is not None:
                 await self._send(self._held)
             self._held = clean
+        # Speech follows the held sentence: it is not the last one, so it can go out now.
+        if self._held is not None and _starts_speech(self._splitter.pending):
+            held, self._held = self._held, None
+            await self._send(held)
 
     async def _send(self, text: str, *, force: bool = False) -> None:
         if self._round.model_replies >= MAX_MODEL_REPLIES:

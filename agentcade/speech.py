@@ -121,6 +121,11 @@ class SentenceSplitter:
             self._buffer = self._buffer[cut:]
         return done
 
+    @property
+    def pending(self) -> str:
+        """The text after the last finished sentence, not taken yet."""
+        return self._buffer
+
     def rest(self) -> str:
         """What is left after the last finished sentence; the splitter is empty after."""
         rest, self._buffer = self._buffer, ""

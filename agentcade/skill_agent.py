@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -133,6 +133,7 @@ class SkillAgent:
         """The chat model; made from ``settings.llm`` on first use unless set before."""
         self.trace: Trace = NULL_TRACE
         self._memory: list[list[dict[str, Any]]] = []
+        self._calls_this_turn = 0
         self._tool_schemas = [_SAY_SCHEMA, *(t.openai_schema() for t in type(self).tools.values())]
 
     # -- what a game overrides -------------------------------------------------------
@@ -143,6 +144,14 @@ class SkillAgent:
         Never put an unrevealed answer here.
         """
         return {}
+
+    def unrevealed(self) -> Sequence[str]:
+        """What the player must not hear yet (the answer), for ``agentcade test``.
+
+        The scenario runner counts a leak when a reply says one of these and it is still
+        unrevealed after that turn. Never shown to the model.
+        """
+        return ()
 
     async def on_start(self, turn: Turn) -> Mapping[str, Any] | None:
         """Runs before the model on ``start`` (e.g. pick the first question)."""
@@ -177,6 +186,7 @@ class SkillAgent:
 
     async def handle(self, game_input: GameInput, emit: ReplySink) -> None:
         """Handle one request: replies go to ``emit``, the last one with ``is_final=True``."""
+        self._calls_this_turn = 0
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn)
         try:
@@ -190,6 +200,13 @@ class SkillAgent:
             lines = CONTINUE_LINES if turn.said else FALLBACK_LINES
             reply = turn.final_reply(lines[turn.kind])
         self.trace.record("game_reply", text=reply.text, session=reply.session, final=True)
+        self.trace.record(
+            "turn",
+            kind=turn.kind,
+            judged=turn.kind == "message" and turn.judged,
+            direct=turn.replied is not None,
+            model_calls=self._calls_this_turn,
+        )
         await emit(reply, True)
 
     async def _run_round(self, turn: Turn) -> tuple[str, list[dict[str, Any]] | None]:
@@ -227,6 +244,7 @@ class SkillAgent:
                 "model_request", history=len(history), messages=round_.messages, tools=len(tools)
             )
             speech = _Speech(self, turn, round_)
+            self._calls_this_turn += 1
             try:
                 answer = await speech.ask(model, messages, tools)
             except ModelError as exc:

@@ -109,6 +109,9 @@ class GameAgent(SkillAgent):
 
     # -- what the model sees ---------------------------------------------------------
 
+    def unrevealed(self) -> list[str]:
+        return [self.current.answer] if self.current is not None and not self.solved else []
+
     def state(self) -> dict[str, Any]:
         # 只放用户已经知道的：第几题、得分、猜错几次、用了几条提示。答案绝对不放。
         return {

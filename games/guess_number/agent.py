@@ -63,6 +63,13 @@ class GameAgent(SkillAgent):
         self.finished = False
         self.rounds += 1
 
+    def unrevealed(self) -> list[str]:
+        # 数字本身常出现在别的话里（“一到二十”），所以只认说出答案的说法。
+        if self.finished:
+            return []
+        answer = spoken(self.target)
+        return [f"数是{answer}", f"就是{answer}", f"答案是{answer}"]
+
     def state(self) -> dict:
         return {
             "已知范围": f"{self.low}到{self.high}",
@@ -96,6 +103,7 @@ class GameAgent(SkillAgent):
             answer = spoken(self.target)
             turn.must_say(answer, fallback=f"我想的数是{answer}。")
             result["answer"] = self.target
+            self.finished = True
         return result
 
     async def on_message(self, turn) -> dict | None:
@@ -123,7 +131,7 @@ class GameAgent(SkillAgent):
     ) -> dict:
         if turn.judged:  # one utterance, one guess: the model may not guess on the user's behalf
             return {"outcome": "already_judged"}
-        if parse_number(turn.text) != number:  # only a number the player said is a guess
+        if guessed_number(turn.text) != number:  # only a number the player guessed counts
             return {"outcome": "not_said", "message": "你猜的是几？说一个数吧。"}
         turn.judged = True
         return await self._guess(turn, number)

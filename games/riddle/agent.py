@@ -46,6 +46,9 @@ class GameAgent(SkillAgent):
         self.asked = self.solved = 0
         self.hinted = False  # this riddle's hint was given
 
+    def unrevealed(self) -> list[str]:
+        return [self.current["answer"]] if self.current and not self.revealed else []
+
     def state(self) -> dict:
         # 只放用户已经知道的：谜面可以，谜底不行。
         question = self.current["question"] if self.current else None

@@ -86,6 +86,9 @@ class GameAgent(SkillAgent):
 
     # -- state and hooks ----------------------------------------------------------
 
+    def unrevealed(self) -> list[str]:
+        return [self.puzzle.bottom] if self.puzzle is not None and not self.revealed else []
+
     def state(self) -> dict[str, Any]:
         # Only what the user already knows: the surface, never the bottom or key points.
         return {

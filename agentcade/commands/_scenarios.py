@@ -34,6 +34,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -181,9 +182,7 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
     try:
         for number, step in enumerate(scenario.steps, 1):
             replies: list[GameReply] = []
-
-            async def emit(reply: GameReply, final: bool) -> None:
-                replies.append(reply)
+            emit = partial(_collect, replies)
 
             mark = len(records)
             text = step.text
@@ -198,6 +197,10 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
     finally:
         await host.aclose()
     return outcome
+
+
+async def _collect(into: list[GameReply], reply: GameReply, final: bool) -> None:
+    into.append(reply)
 
 
 def _judge(

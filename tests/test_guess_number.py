@@ -403,7 +403,7 @@ async def test_chit_chat_judges_nothing_and_changes_nothing(hosts, fake) -> None
     replies = await ask(host, "message", "你喜欢什么颜色")
     assert tool_results(fake.requests[-1]) == []
     assert directives(replies) == []
-    assert texts(replies) == "我最喜欢的颜色是蓝色。我们接着猜吧。"
+    assert "".join(r.text for r in replies) == "我最喜欢的颜色是蓝色。我们接着猜吧。"
     fake.push(Reply("好的。"))
     await ask(host, "message", "嗯")
     assert state(hosts) == before

@@ -329,7 +329,7 @@ async def test_chit_chat_the_judge_finds_unclear_is_answered_by_the_host(game, f
     host = await started(game, fake)
     fake.push(Reply('{"verdict": "unclear", "solved": false}'), Reply("你好呀！我们接着猜吧。"))
     replies = await host.ask("message", "小懒你今天开心吗")
-    assert replies[-1].text == "你好呀！我们接着猜吧。"
+    assert [r.text for r in replies] == ["你好呀！", "我们接着猜吧。"]  # spoken as it streams
     assert [is_host(r) for r in fake.requests] == [False, True]
     assert host.agent.questions == 0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from agentcade import effects
-from agentcade.judge import help_request, is_match
+from agentcade.judge import help_request, is_match, normalize
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent
 from agentcade.tools import tool
@@ -32,6 +32,25 @@ def star(cx: int = 206, cy: int = 206, r: int = 150) -> str:
 
 
 STAR = star()
+
+_GUESS_FRAMES = ("我猜", "是不是", "应该是", "答案是", "谜底是", "会不会是", "难道是", "我觉得是")
+_NOT_A_GUESS = (
+    "提示", "下一", "再来", "换一", "谜面", "再说", "再念", "没听清", "什么", "为什么", "怎么",
+    "谁", "谢谢", "你好", "好的", "可以", "不玩", "结束",
+)  # fmt: skip
+_NOT_A_GUESS_EXACT = ("好", "嗯", "对", "是", "行", "要", "不要", "不", "哦", "啊", "好啊", "好呀")
+
+
+def looks_like_guess(text: str) -> bool:
+    """Whether a line that is not the answer is a guess: "是水吗", "我猜是桌子", "苹果"."""
+    heard = normalize(text)
+    if not heard or heard in _NOT_A_GUESS_EXACT or any(w in heard for w in _NOT_A_GUESS):
+        return False
+    if any(frame in heard for frame in _GUESS_FRAMES):
+        return True
+    if heard.startswith("是") and heard.endswith(("吗", "吧", "呀")):
+        return True
+    return len(heard) <= 3
 
 
 class GameAgent(SkillAgent):
@@ -100,7 +119,16 @@ class GameAgent(SkillAgent):
             result = self.reveal(turn)
             turn.reply(result["message"])
             return result
-        return None
+        if looks_like_guess(turn.text):  # a guess that is not the answer: wrong, in code
+            turn.judged = True
+            result = await self._wrong()
+            turn.reply(result["message"])
+            return result
+        return None  # 聊天、要下一个……：交给大模型
+
+    async def _wrong(self) -> dict:
+        await effects.gesture(self.robot, "shake_head")
+        return {"correct": False, "message": "不对哦，再想想，也可以要个提示。"}
 
     def _is_right(self, text: str) -> bool:
         assert self.current is not None
@@ -125,8 +153,7 @@ class GameAgent(SkillAgent):
             return {"outcome": "not_a_guess", "message": "没关系，可以要个提示，或者让我公布谜底。"}
         if self._is_right(turn.text):
             return await self._right(turn)
-        await effects.gesture(self.robot, "shake_head")
-        return {"correct": False, "message": "不对哦，再想想，也可以要个提示。"}
+        return await self._wrong()
 
     @tool("用户要提示时调用，返回一条提示。")
     def get_hint(self) -> dict:

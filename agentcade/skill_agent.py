@@ -48,7 +48,7 @@ from agentcade.settings import AgentSettings
 from agentcade.skill import Skill
 from agentcade.speech import SentenceSplitter, speakable
 from agentcade.tools import Tool, collect_tools, failure_sentence
-from agentcade.trace import NULL_TRACE, Trace
+from agentcade.trace import NULL_TRACE, Trace, caller_scope
 
 __all__ = ["COMMON_PROMPT", "SkillAgent", "has_verdict"]
 
@@ -188,7 +188,7 @@ class SkillAgent:
         """Handle one request: replies go to ``emit``, the last one with ``is_final=True``."""
         self._calls_this_turn = 0
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
-        self.robot.bind(turn)
+        self.robot.bind(turn, self.trace)
         try:
             text, round_messages = await self._run_round(turn)
         finally:
@@ -332,7 +332,8 @@ class SkillAgent:
         hook = {"start": self.on_start, "message": self.on_message, "end": self.on_end}[turn.kind]
         mark = turn.must_count
         try:
-            result = await hook(turn)
+            with caller_scope(hook.__name__):
+                result = await hook(turn)
         except Exception as exc:  # a game bug must not cost the family its reply
             log.exception("%s.%s failed", type(self).__name__, hook.__name__)
             self.trace.record("hook_error", hook=hook.__name__, error=repr(exc))

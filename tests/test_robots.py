@@ -28,7 +28,7 @@ from agentcade.device.sim import (
 )
 from agentcade.protocol import Directive
 from agentcade.vector import Stroke, decode_vector, encode_vector
-from tests.sim_device import d
+from tests.sim_device import d, recording_trace
 
 # robot-sdk.md §2's worked example: a horizontal bar and a bent stroke.
 SDK_EXAMPLE = "0102040200640064012c0064080300ce003200ce00c800fa00fa"
@@ -347,3 +347,286 @@ async def test_open_robot_kinds(monkeypatch) -> None:
     with pytest.raises(DeviceError, match="WATCHER_APP"):
         async with open_robot("app"):
             pass
+
+
+# --- the link: ask the Daemon first, skip while away, reconnect, close in time -----------------
+#
+# The Daemon around the simulated device answers its control port and sends
+# ``daemon.device.state``; the robot is the real SDK session over real sockets.
+
+
+@pytest.fixture
+async def daemon(nursery, monkeypatch):
+    """A simulated Daemon + device; ``WATCHER_RUNTIME_CONTROL_PORT`` points at its control port."""
+    device = SimDevice()
+    await nursery.start(device.serve)
+    monkeypatch.setenv("WATCHER_RUNTIME_CONTROL_PORT", device.control_url.rsplit(":", 1)[1])
+    yield device
+    assert device.errors == []
+
+
+async def until(predicate: Callable[[], bool], limit: float = 8.0) -> float:
+    """Wait (polling) until ``predicate()`` holds; the seconds it took."""
+    started = time.monotonic()
+    with trio.fail_after(limit):
+        while not predicate():  # noqa: ASYNC110 - state the SDK's threads change
+            await trio.sleep(0.02)
+    return time.monotonic() - started
+
+
+def lines_of(notices: list[str]) -> Callable[[str], None]:
+    return notices.append
+
+
+SEVEN = [
+    d("lights.set_color", "#00FF00"),
+    d("animation.play", "happy"),
+    d("motion.move_to", pan_deg=60, tilt_deg=110, duration_ms=300),
+    d("lights.off"),
+    d("expression_runtime.start", "thinking"),
+    d("motion.play_action", "wave"),
+    d("audio.play", "ding"),
+]
+
+
+async def test_the_control_port_answers_like_the_daemon(daemon) -> None:
+    from agentcade.device.daemon import ask_daemon
+
+    status = await trio.to_thread.run_sync(ask_daemon, daemon.control_url)
+    assert (status.holder, status.online, status.device_state) == (None, True, "connected")
+    daemon.drop_device()
+    daemon.holder = "com.example.other"
+    status = await trio.to_thread.run_sync(ask_daemon, daemon.control_url)
+    assert (status.holder, status.online, status.device_state) == (
+        "com.example.other",
+        False,
+        "reconnecting",
+    )
+    assert await trio.to_thread.run_sync(ask_daemon, "http://127.0.0.1:9") is None
+
+
+async def test_before_use_one_line_says_the_robot_is_online(daemon) -> None:
+    from agentcade.device.robots import open_robot
+
+    notices: list[str] = []
+    async with open_robot(daemon.url, notice=lines_of(notices), out=io.StringIO()) as robot:
+        assert robot.online
+        await robot.execute(d("lights.off"))
+    assert notices == [f"已连上 {daemon.url}，机器人在线（SIM-0001），没有别的应用在用它"]
+
+
+async def test_an_application_holding_the_robot_is_refused_before_connecting(daemon) -> None:
+    from agentcade.device.robots import open_robot
+
+    daemon.holder = "com.example.other"
+    with pytest.raises(DeviceError) as info:
+        async with open_robot(daemon.url, notice=None):
+            pass
+    assert info.value.reason == (
+        "机器人正被应用 com.example.other 占用：先运行 watcherobot app stop，再试"
+    )
+    assert daemon.sessions == 0
+
+
+async def test_a_robot_not_online_yet_is_used_away_and_comes_back(daemon) -> None:
+    from agentcade.device.robots import open_robot
+
+    daemon.drop_device()
+    notices: list[str] = []
+    trace, records = recording_trace()
+    async with open_robot(
+        daemon.url, trace=trace, notice=lines_of(notices), out=io.StringIO()
+    ) as robot:
+        assert not robot.online
+        assert notices[0].startswith(f"已连上 {daemon.url}，但 Daemon 说机器人没连上：先只说话")
+        daemon.bring_back_device()
+        await until(lambda: robot.online)
+        assert robot.capabilities == SIM_CAPABILITIES  # learned when it came
+        await robot.execute(d("lights.set_color", "#00FF00"))
+        assert daemon.state.lights.on
+    assert [r["reason"] for r in records.of("robot_lost")] == ["device_offline"]
+    assert len(records.of("robot_back")) == 1
+    assert notices[-1].startswith("机器人回来了")
+
+
+async def output_queue_plays(robot, directives, trace) -> None:
+    from agentcade.main.output import OutputQueue
+    from agentcade.protocol import GameReply
+    from tests.sim_device import Game
+
+    async with trio.open_nursery() as nursery:
+        queue = OutputQueue(robot, trace=trace, job_wait_limit=5)
+        await nursery.start(queue.run)
+        await queue.put(GameReply(text="好", directives=directives), game=Game())
+        await queue.drain()
+        nursery.cancel_scope.cancel()
+
+
+async def test_directives_while_the_device_is_away_are_skipped_at_once(daemon) -> None:
+    """Measured before: 7 directives cost 35 s with no robot (a command timeout each)."""
+    from agentcade.device.robots import open_robot
+
+    daemon.drop_device()
+    trace, records = recording_trace()
+    async with open_robot(daemon.url, trace=trace, notice=None, out=io.StringIO()) as robot:
+        await output_queue_plays(robot, SEVEN, trace)
+    skipped = records.of("directive_skipped")
+    assert [(r["call"], r["kind"], r["reason"]) for r in skipped] == [
+        (directive.call, "robot_away", "device_offline") for directive in SEVEN
+    ]
+    assert records.of("directive_executed") == []
+    assert [t for t in daemon.dropped if not t.startswith("sys.")] == []  # none even sent
+
+
+@pytest.fixture
+async def traced():
+    trace, records = recording_trace()
+    async with open_sim_robot(out=io.StringIO(), trace=trace) as robot:
+        yield robot, records
+        assert robot.device.errors == []
+
+
+async def test_a_device_that_drops_mid_session_is_skipped_then_used_again(traced) -> None:
+    sim, records = traced
+    dev = sim.device
+    await sim.execute(d("lights.set_color", "#00FF00"))
+    dev.drop_device()
+    await until(lambda: not sim.online)  # daemon.device.state online false
+    with pytest.raises(DeviceError) as info:
+        await sim.execute(d("lights.off"))
+    assert (info.value.kind, dev.dropped) == ("unavailable", [])
+    dev.bring_back_device()
+    await until(lambda: sim.online)
+    await sim.execute(d("lights.off"))
+    assert not dev.state.lights.on
+    assert [r["type"] for r in records if r["type"].startswith("robot_")] == [
+        "robot_lost",
+        "robot_back",
+    ]
+
+
+async def test_a_job_in_flight_when_the_device_drops_ends_failed_at_once(sim) -> None:
+    job = await sim.execute(d("behavior.play", "desktop_expression_panel"))
+    sim.device.drop_device()
+    started = time.monotonic()
+    assert await sim.wait_job(job, 10) == "failed"
+    assert time.monotonic() - started < 2
+
+
+async def test_a_closed_daemon_socket_is_reopened_with_backoff(traced) -> None:
+    sim, records = traced
+    dev = sim.device
+    first = sim.sdk
+    dev.close_sockets(refuse=True)  # the Daemon restarts: closed, then refusing a while
+    await until(lambda: not sim.online)
+    with pytest.raises(DeviceError):
+        await sim.execute(d("lights.off"))
+    await trio.sleep(1.0)  # a few refused attempts
+    dev.reopen()
+    took = await until(lambda: sim.online)
+    assert took < 3  # the backoff is still short after about a second
+    assert sim.sdk is not first
+    assert sim.reconnects == 1
+    await sim.execute(d("lights.set_color", "#0000FF"))
+    assert dev.state.lights.color == "#0000FF"
+    assert records.of("robot_lost")[0]["reason"] == "socket_closed"
+    assert records.of("robot_back")[0]["reconnects"] == 1
+
+
+async def test_a_link_that_stalls_with_a_command_in_flight_fails_it_and_recovers(sim) -> None:
+    """Before: every later directive timed out, then websockets' ConnectionClosedError
+    (keepalive timeout) escaped a command after ~50 s."""
+    dev = sim.device
+    dev.stall_link()
+    started = time.monotonic()
+    with pytest.raises(DeviceError) as info:
+        await sim.execute(d("lights.set_color", "#00FF00"))
+    assert info.value.kind == "timeout"
+    assert time.monotonic() - started < sim.command_timeout + 1.5
+    # a probe gets no answer either, the Daemon says the robot is there: a new session
+    await until(lambda: sim.reconnects == 1 and sim.online)
+    await sim.execute(d("lights.set_color", "#00FF00"))
+    assert dev.state.lights.on
+    assert dev.sessions == 2
+
+
+async def test_a_keepalive_closed_error_from_the_sdk_is_a_device_error() -> None:
+    """The exception a stalled socket's keepalive raised from ``send_command`` (measured
+    with the real ``DesktopRobotSession``) becomes ``unavailable``, not a traceback."""
+    from watcherobot.robot import WatcheRobot
+    from websockets.exceptions import ConnectionClosedError
+    from websockets.frames import Close
+
+    class KeepaliveTimedOut:
+        capabilities = ("light",)
+
+        def __init__(self) -> None:
+            self.device_info: dict[str, str] = {}
+
+        def set_callbacks(self, *callbacks: object) -> None:
+            pass
+
+        def send_command(self, *args: object, **kwargs: object) -> dict:
+            raise ConnectionClosedError(Close(1011, "keepalive ping timeout"), None)
+
+        def close(self) -> None:
+            pass
+
+    robot = SdkRobot(WatcheRobot(KeepaliveTimedOut()))
+    with pytest.raises(DeviceError) as info:
+        await robot.execute(d("lights.off"))
+    assert (info.value.kind, info.value.call) == ("unavailable", "lights.off")
+    assert "keepalive ping timeout" in info.value.reason
+
+
+@pytest.mark.parametrize("how", ["dropped", "stalled"])
+async def test_close_takes_under_3_s_when_the_robot_vanished(how: str) -> None:
+    """Measured before: 10 s (the SDK's display clean-up waits out two command timeouts)."""
+    from agentcade.device.robots import CLOSE_BUDGET
+
+    device = SimDevice()
+    async with open_sim_robot(device=device, command_timeout=5.0, out=io.StringIO()) as robot:
+        await robot.execute(d("expression_runtime.start", "thinking"))  # the SDK owns a display
+        if how == "dropped":
+            device.drop_device()
+            await until(lambda: not robot.online)
+        else:
+            device.stall_link()  # nobody has noticed yet
+        started = time.monotonic()
+        await robot.aclose()
+        took = time.monotonic() - started
+    assert took < CLOSE_BUDGET + 0.3 < 3
+
+
+async def test_leaving_while_reconnecting_is_quick_and_leaks_no_session(daemon) -> None:
+    from agentcade.device.robots import CLOSE_BUDGET, open_robot
+
+    async with open_robot(daemon.url, notice=None, out=io.StringIO()) as robot:
+        daemon.close_sockets(refuse=True)
+        await until(lambda: not robot.online)
+        daemon.hello_delay = 1.0  # the next attempt is mid-handshake when we leave
+        daemon.reopen()
+        await until(lambda: daemon.open_sockets == 1)
+        started = time.monotonic()
+    assert time.monotonic() - started < CLOSE_BUDGET
+    # the abandoned attempt finishes its handshake, sees the robot closed, lets go
+    await until(lambda: daemon.open_sockets == 0, limit=5)
+    assert daemon.sessions == 2
+
+
+async def test_a_flapping_device_ends_up_online_and_used(traced) -> None:
+    sim, records = traced
+    dev = sim.device
+    for _ in range(5):
+        dev.drop_device()
+        await trio.lowlevel.checkpoint()
+        dev.bring_back_device()
+    dev.drop_device()
+    await until(lambda: not sim.online)
+    dev.bring_back_device()
+    await until(lambda: sim.online)
+    await sim.execute(d("lights.set_color", "#FF0000"))
+    assert dev.state.lights.color == "#FF0000"
+    kinds = [r["type"] for r in records if r["type"].startswith("robot_")]
+    assert kinds[-2:] == ["robot_lost", "robot_back"]
+    assert kinds.count("robot_lost") == kinds.count("robot_back")

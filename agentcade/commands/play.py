@@ -11,6 +11,12 @@ played before the game is ended).
 
 The main agent's model is configured like the games' (``LLM_*`` in the environment or
 ``<user config dir>/.env``); with none, the offline router plays.
+
+Before a real robot is used, its Daemon is asked whether a robot is online and whether
+another Application holds it; one line says so. Exit codes: 0 done, 1 settings to fix,
+:data:`BAD_ROBOT` (2) a ``--robot`` value that names no robot, :data:`ROBOT_UNAVAILABLE` (3)
+the robot cannot be used (Daemon unreachable or too slow to answer, another Application
+holds the robot, ``app`` outside an Application) — each with one line saying what to do.
 """
 
 from __future__ import annotations
@@ -23,10 +29,15 @@ import trio
 from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
-from agentcade.device.robots import Robot, open_robot
+from agentcade.device.robots import DeviceError, Robot, open_robot, robot_spec_problem
 from agentcade.settings import SettingsError
 from agentcade.trace import Trace
 from agentcade.wiring.pipeline import open_pipeline
+
+BAD_ROBOT = 2
+"""Exit code: ``--robot`` names no robot (like argparse's usage errors)."""
+ROBOT_UNAVAILABLE = 3
+"""Exit code: the robot cannot be used; the line printed says why and what to do."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,7 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--robot",
         default="console",
-        help="console (default), sim (simulated robot), or the robot Daemon's ws:// URL",
+        help="console (default), sim (simulated robot), app (inside a WatcheRobot Application), "
+        "or the robot Daemon's ws:// URL",
     )
     add_trace_options(p, "the trace")
     add_pages_options(p)
@@ -49,12 +61,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play until /quit or end of input."""
+    problem = robot_spec_problem(args.robot)
+    if problem is not None:
+        print(f"agentcade play: {problem}", file=sys.stderr)
+        return BAD_ROBOT
     try:
         with trace_from_args(args, ConsoleTrace(), _main_trace_printer) as trace:
             trio.run(_play, args, trace)
     except SettingsError as exc:
         print(f"agentcade play: {exc}", file=sys.stderr)
         return 1
+    except DeviceError as exc:  # only connecting raises it: during play the queue keeps them
+        print(f"agentcade play: {exc.reason}", file=sys.stderr)
+        return ROBOT_UNAVAILABLE
     return 0
 
 
@@ -99,6 +118,8 @@ def _main_trace_printer(rec: dict[str, object]) -> None:
         print(f"[trace] 主 Agent 调用 {rec['tool']}({rec.get('arguments')})", file=sys.stderr, flush=True)
     elif kind == "directive_executed":
         print(f"[trace] 机器人 {rec.get('directive')} → {rec.get('outcome')}", file=sys.stderr, flush=True)
+    elif kind == "directive_skipped" and rec.get("kind") == "robot_away":
+        print(f"[trace] 机器人不在，跳过 {rec.get('directive')}", file=sys.stderr, flush=True)
     elif kind in ("a2a_request", "directive_skipped", "game_error", "busy"):
         shown = {k: v for k, v in rec.items() if k not in ("type", "ts")}
         print(f"[trace] {kind} {shown}", file=sys.stderr, flush=True)

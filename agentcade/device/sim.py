@@ -29,6 +29,17 @@ behaviour, action, sound, expression runtime, what the screen shows) and can ren
 screen as text (:meth:`SimDevice.render_text`, with an ASCII raster of a vector drawing)
 and as PNG (:meth:`SimDevice.render_png`, needs Pillow).
 
+The Daemon around the device is simulated too (robot-sdk.md §9): ``serve`` also opens the
+control port (``device.control_url``: ``GET /daemon/status``, ``GET /daemon/devices`` in the
+Daemon's shapes, ``runtime/daemon/control/rest.py``); :meth:`SimDevice.drop_device` /
+:meth:`SimDevice.bring_back_device` take the robot away from behind a live Daemon (commands
+are then dropped, as the Daemon's ``send_to_role`` does, and ``daemon.device.state`` is sent to
+every desktop client); :meth:`SimDevice.close_sockets` closes the desktop sockets (a Daemon
+restart; ``refuse=True`` keeps refusing until :meth:`SimDevice.reopen`);
+:meth:`SimDevice.stall_link` makes the open sockets carry nothing either way until
+:meth:`SimDevice.unstall_link`; ``hello_delay`` slows the handshake; ``holder`` names an
+Application that holds the robot.
+
 :func:`open_sim_robot` starts a device in a nursery and connects a :class:`SimRobot` (an
 :class:`~agentcade.device.robots.SdkRobot` over the real ``DesktopRobotSession`` and
 ``WatcheRobot``) to it.
@@ -44,9 +55,11 @@ import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
+import h11
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
 
@@ -58,7 +71,9 @@ from agentcade.allowlist import (
     PAN_RANGE,
     TILT_RANGE,
 )
-from agentcade.device.robots import SdkRobot
+from agentcade.device.daemon import ask_daemon
+from agentcade.device.robots import SdkRobot, watched
+from agentcade.trace import NULL_TRACE, Trace
 from agentcade.vector import CANVAS, Stroke, VectorError, decode_vector
 
 __all__ = [
@@ -203,6 +218,17 @@ def _envelope(type_: str, data: dict[str, Any], code: int = 0) -> str:
     return json.dumps({"type": type_, "code": code, "data": data}, separators=(",", ":"))
 
 
+@dataclass(eq=False)
+class _Link:
+    """One desktop socket, and whether it is stalled (nothing flows while it is)."""
+
+    ws: WebSocketConnection
+    flowing: trio.Event = field(default_factory=trio.Event)
+
+    def __post_init__(self) -> None:
+        self.flowing.set()
+
+
 class SimDevice:
     """The simulated robot; serve it with ``url = await nursery.start(device.serve)``.
 
@@ -212,6 +238,10 @@ class SimDevice:
         events: every ``evt.sdk.operation`` sent, ``(operation_id, state, reason)``.
         errors: bugs of the simulator itself (the command was NACKed
             ``sim_internal_error``); tests should assert it stays empty.
+        online: whether the robot is connected to the (simulated) Daemon.
+        holder: the id of an Application holding the robot (the control port says so).
+        dropped: commands the Daemon dropped while the robot was away.
+        sessions: how many desktop sockets have been accepted.
     """
 
     def __init__(
@@ -222,12 +252,21 @@ class SimDevice:
         timings: SimTimings | None = None,
         device_id: str = "SIM-0001",
         answer_ready: bool = True,
+        hello_delay: float = 0.0,
     ) -> None:
         self.capabilities = capabilities
         self.animations = animations
         self.timings = timings or SimTimings()
         self.device_id = device_id
         self.answer_ready = answer_ready
+        self.hello_delay = hello_delay
+        self.online = True
+        self.holder: str | None = None
+        self.dropped: list[str] = []
+        self.sessions = 0
+        self.control_url: str | None = None
+        self._links: set[_Link] = set()
+        self._refusing = False
         self.state = SimState()
         self.received: list[tuple[str, dict[str, Any]]] = []
         self.events: list[tuple[int, str, str | None]] = []
@@ -253,34 +292,161 @@ class SimDevice:
             self._nursery = nursery
             server = await nursery.start(serve_websocket, self._connection, host, port, None)
             self.url = f"ws://{host}:{server.port}"
+            listeners = await nursery.start(
+                partial(trio.serve_tcp, self._control, 0, host=host)
+            )
+            control_port = listeners[0].socket.getsockname()[1]
+            self.control_url = f"http://{host}:{control_port}"
             task_status.started(self.url)
 
     async def _connection(self, request: WebSocketRequest) -> None:
+        if self._refusing:
+            await request.reject(503)
+            return
         ws = await request.accept()
+        link = _Link(ws)
+        self._links.add(link)
+        self.sessions += 1
         send, receive = trio.open_memory_channel[str](math.inf)
         self._clients.add(send)
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._writer, ws, receive)
+                nursery.start_soon(self._writer, link, receive)
                 try:
+                    first = True
                     while True:
+                        await link.flowing.wait()
                         raw = await ws.get_message()
+                        await link.flowing.wait()
+                        if first and self.hello_delay:
+                            await trio.sleep(self.hello_delay)
+                        first = False
                         if isinstance(raw, str):
                             self._on_text(raw, send)
                 except ConnectionClosed:
                     pass
                 nursery.cancel_scope.cancel()
         finally:
+            self._links.discard(link)
             self._clients.discard(send)
             send.close()
 
     @staticmethod
-    async def _writer(ws: WebSocketConnection, receive: trio.MemoryReceiveChannel[str]) -> None:
+    async def _writer(link: _Link, receive: trio.MemoryReceiveChannel[str]) -> None:
         async for frame in receive:
+            await link.flowing.wait()
             try:
-                await ws.send_message(frame)
+                await link.ws.send_message(frame)
             except ConnectionClosed:
                 return
+
+    # -- the Daemon around the device --------------------------------------------------------
+
+    def device_snapshot(self) -> dict[str, Any]:
+        """The Daemon's device slot (``pairing/session.py`` ``snapshot``)."""
+        return {
+            "state": "connected" if self.online else "reconnecting",
+            "online": self.online,
+            "mode": "lan",
+            "request_id": None,
+            "last_error": None if self.online else "device_connection_lost",
+        }
+
+    def status_answer(self) -> dict[str, Any]:
+        """``GET /daemon/status`` (``control/rest.py`` ``_status_response``)."""
+        return {
+            "application": {
+                "selected": self.holder is not None,
+                "current_app": self.holder,
+                "selection_id": None,
+                "state": "running" if self.holder else "not_selected",
+                "process_id": None,
+                "last_exit_code": None,
+            },
+            "runtime": {"external_url": self.url, "application_protocol": 1, "draining": False},
+        }
+
+    def devices_answer(self) -> dict[str, Any]:
+        """``GET /daemon/devices`` (``runtime.py`` ``device_status``)."""
+        return {"device": {**self.device_snapshot(), "reuniting": False}}
+
+    async def _control(self, stream: trio.SocketStream) -> None:
+        """One HTTP/1.1 exchange on the control port (h11), then close."""
+        conn = h11.Connection(h11.SERVER)
+        try:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = await stream.receive_some(65536)
+                    if not data:
+                        return
+                    conn.receive_data(data)
+                    continue
+                if isinstance(event, h11.Request):
+                    break
+                return
+            path = event.target.decode("ascii", "replace").split("?", 1)[0]
+            answers = {"/daemon/status": self.status_answer, "/daemon/devices": self.devices_answer}
+            answer = answers.get(path)
+            body = json.dumps(answer() if answer else {"error": "not_found"}).encode()
+            headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
+            headers.append(("connection", "close"))
+            response = h11.Response(status_code=200 if answer else 404, headers=headers)
+            await stream.send_all(conn.send(response) + conn.send(h11.Data(data=body)))
+            await stream.send_all(conn.send(h11.EndOfMessage()))
+        except (h11.RemoteProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            await stream.aclose()
+
+    def _publish_device_state(self) -> None:
+        self._broadcast(_envelope("daemon.device.state", self.device_snapshot()))
+        self._touch()
+
+    def drop_device(self) -> None:
+        """The robot leaves the Daemon (power, Wi-Fi): its jobs stop without a word,
+        commands are dropped, desktop clients get ``daemon.device.state`` online false."""
+        if not self.online:
+            return
+        self.online = False
+        for op in list(self._operations.values()):
+            op.scope.cancel()  # no event: the device is not there to send one
+            self._operations.pop(op.id, None)
+        self._publish_device_state()
+
+    def bring_back_device(self) -> None:
+        """The robot is connected to the Daemon again (``daemon.device.state`` online)."""
+        if self.online:
+            return
+        self.online = True
+        self._publish_device_state()
+
+    def close_sockets(self, *, refuse: bool = False) -> None:
+        """Close every desktop socket (the Daemon went away); ``refuse``: and stay away."""
+        self._refusing = refuse
+        assert self._nursery is not None
+        for link in list(self._links):
+            link.flowing.set()
+            self._nursery.start_soon(link.ws.aclose)
+
+    @property
+    def open_sockets(self) -> int:
+        """How many desktop sockets are open now."""
+        return len(self._links)
+
+    def reopen(self) -> None:
+        """Accept desktop sockets again after ``close_sockets(refuse=True)``."""
+        self._refusing = False
+
+    def stall_link(self) -> None:
+        """The open desktop sockets stop carrying anything, either way (new ones work)."""
+        for link in self._links:
+            link.flowing = trio.Event()
+
+    def unstall_link(self) -> None:
+        """The stalled sockets flow again."""
+        for link in self._links:
+            link.flowing.set()
 
     def _broadcast(self, frame: str) -> None:
         for client in list(self._clients):
@@ -308,6 +474,9 @@ class SimDevice:
             return
         if type_.startswith("sys.") and type_ != "sys.sdk.ready.get":
             return  # sys.pong and the like: nothing to answer
+        if not self.online:  # the Daemon has no robot to route it to
+            self.dropped.append(type_)
+            return
         payload = {k: v for k, v in data.items() if k != "command_id"}
         self.received.append((type_, payload))
         if type_ == "sys.sdk.ready.get":
@@ -790,20 +959,30 @@ async def open_sim_robot(
     device: SimDevice | None = None,
     command_timeout: float = 2.0,
     out: TextIO | None = None,
+    trace: Trace = NULL_TRACE,
+    notice: Callable[[str], None] | None = None,
 ) -> AsyncIterator[SimRobot]:
     """Start a simulated device and connect a real SDK robot to it over a socket.
 
-    ``robot.device`` is the device (state, render). Leaving the block closes the SDK
-    robot and stops the device.
+    ``robot.device`` is the device (state, render). The robot's link is watched
+    (:meth:`SdkRobot.watch`, asking the simulated control port), so it reconnects when the
+    device's hooks take it away. Leaving the block closes the SDK robot and stops the device.
     """
     device = device or SimDevice()
     async with trio.open_nursery() as nursery:
         url = await nursery.start(device.serve)
-        robot = await SimRobot.connect(url, command_timeout=command_timeout, out=out, name="sim")
+        assert device.control_url is not None
+        robot = await SimRobot.connect(
+            url,
+            command_timeout=command_timeout,
+            out=out,
+            name="sim",
+            control=partial(ask_daemon, device.control_url),
+        )
         assert isinstance(robot, SimRobot)
         robot.device = device
         try:
-            yield robot
+            async with watched(robot, trace=trace, notice=notice):
+                yield robot
         finally:
-            await robot.aclose()
             nursery.cancel_scope.cancel()

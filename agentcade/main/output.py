@@ -11,6 +11,10 @@ order, on one :class:`~agentcade.device.robots.Robot`:
   keeps running past the cap); light effects (``lights.play_effect``) are not waited for,
   they may loop forever;
 * a device error (NACK, no reply, connection gone) is traced and the queue goes on;
+* while the robot is away (its ``away_reason`` is set: the Daemon socket closed, the device
+  dropped, the link stalled — :class:`~agentcade.device.robots.SdkRobot`), directives are
+  skipped at once and traced ``directive_skipped`` with kind ``robot_away``, instead of each
+  waiting out a command timeout; the text is still spoken;
 * :meth:`OutputQueue.reset_after_session` queues the reset of what a game used, so it
   happens after the game's last sentence: stop animation and behaviour, lights off, head
   to the front, screen to standby, each only if calls of that capability ran for the game
@@ -290,6 +294,11 @@ class OutputQueue:
         }
         if reset:
             fields["reset"] = True
+        away = getattr(self.robot, "away_reason", None)
+        if away is not None:
+            await trio.lowlevel.checkpoint()
+            self._trace.record("directive_skipped", **fields, kind="robot_away", reason=away)
+            return
         if game is not None and not reset:
             self._used.setdefault(game.id, set()).add(ALLOWED_CALLS[directive.call])
         try:

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from agentcade.device.proxy import RobotProxy
 from agentcade.game.turn import ReplySink, Turn, clip_text
+from agentcade.game.worker import run_sync_tool
 from agentcade.llm import ChatModel, ModelError, make_model, speak_results
 from agentcade.protocol import GameInput
 from agentcade.settings import AgentSettings
@@ -247,7 +248,7 @@ class SkillAgent:
         if name == "say":
             result = await self._say(turn, arguments)
         elif (tool := type(self).tools.get(name)) is not None:
-            result = await tool.invoke(self, turn, arguments)
+            result = await tool.invoke(self, turn, arguments, run_sync=run_sync_tool)
         else:
             known = ", ".join(["say", *type(self).tools])
             result = {"error": f"Unknown tool: {name}. Tools: {known}"}

@@ -4,13 +4,19 @@ docstring); the storm test at the end runs them together."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 import trio
 
+from agentcade.game import worker
+from agentcade.game.host import GAME_BROKE, SHUTTING_DOWN, GameHost
+from agentcade.game.loader import load_game
 from agentcade.llm import ModelError, OpenAIChatModel
+from agentcade.protocol import GameInput, GameReply
 from agentcade.settings import (
     Budgets,
     LLMSettings,
@@ -18,7 +24,8 @@ from agentcade.settings import (
     load_settings_spec,
     read_dotenv,
 )
-from tests.fake_openai import Fail, FakeOpenAI, Hang, serve_fake_openai
+from agentcade.speech import MAX_INPUT
+from tests.fake_openai import Fail, FakeOpenAI, Hang, Reply, serve_fake_openai
 
 MESSAGES = [{"role": "user", "content": "你好"}]
 GBK = "LLM_MODEL=通义千问\n".encode("gbk")
@@ -93,3 +100,123 @@ def test_budgets_have_defaults_and_refuse_values_out_of_range() -> None:
     assert Budgets.from_values({"AGENTCADE_PATIENCE": "2.5"}).patience == 2.5
     with pytest.raises(SettingsError, match="AGENTCADE_LINE_BUDGET"):
         Budgets.from_values({"AGENTCADE_LINE_BUDGET": "inf"})
+
+
+# ------------------------------------------------------------------ item 15: game code
+
+UNRULY = Path(__file__).parent / "data" / "games" / "unruly"
+PROBE = Path(__file__).parent / "data" / "games" / "probe"
+
+
+@pytest.fixture
+async def hosts_over() -> AsyncIterator[Callable[..., GameHost]]:
+    made: list[GameHost] = []
+
+    def make(fake: FakeOpenAI, folder: Path) -> GameHost:
+        game = load_game(folder)
+        settings = game.agent_cls.config(llm=fake.settings(timeout=5.0))
+        made.append(GameHost(lambda: game.new_agent(settings)))
+        return made[-1]
+
+    yield make
+    for host in made:
+        await host.aclose()
+
+
+async def ask(host: GameHost, ctx: str, kind: str, text: str = "") -> list[GameReply]:
+    got: list[tuple[GameReply, bool]] = []
+
+    async def emit(reply: GameReply, final: bool) -> None:
+        got.append((reply, final))
+
+    await host.handle(ctx, GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]
+    assert [f for _, f in got] == [False] * (len(got) - 1) + [True]
+    assert got[-1][0].text.strip()
+    return [r for r, _ in got]
+
+
+@pytest.mark.parametrize("tool_name", ["leave", "interrupt"], ids=["SystemExit", "KeyboardInterrupt"])
+async def test_a_tool_that_tries_to_end_the_process_fails_its_session_only(
+    fake, hosts_over, tool_name: str
+) -> None:
+    """Item 15: ``sys.exit()`` / ``KeyboardInterrupt`` in a tool ended the whole server."""
+    host = hosts_over(fake, UNRULY)
+    await ask(host, "a", "start")
+    await ask(host, "b", "start")
+    fake.push(Reply(tool_calls=[(tool_name, {})]))
+    replies = await ask(host, "a", "message", "捣乱吧")
+    assert replies[-1].text == GAME_BROKE
+    assert replies[-1].session == "ended"
+    assert not host.has_session("a")
+    assert (await ask(host, "b", "message", "数一个"))[-1].session == "active"
+
+
+async def test_a_blocking_sync_tool_does_not_freeze_other_sessions(
+    fake, hosts_over, monkeypatch
+) -> None:
+    """Item 15: ``time.sleep(20)`` in one game's tool froze every session for 20 s."""
+    monkeypatch.setattr(worker, "SYNC_TOOL_BUDGET", 1.5)
+    host = hosts_over(fake, UNRULY)
+    await ask(host, "a", "start")
+    await ask(host, "b", "start")
+    fake.push(Reply(tool_calls=[("nap", {})]), Reply("b 的回答"), Reply("a 睡完了"))
+    napped: list[GameReply] = []
+    async with trio.open_nursery() as nursery:
+
+        async def sleepy() -> None:
+            napped.extend(await ask(host, "a", "message", "睡吧"))
+
+        nursery.start_soon(sleepy)
+        await fake.wait_requests(3)  # a's model asked for the nap
+        await trio.sleep(0.3)  # and the nap began
+        started = time.monotonic()
+        other = await ask(host, "b", "message", "我还在")
+        assert time.monotonic() - started < 1.0
+        assert other[-1].text == "b 的回答"
+    assert napped[-1].text == "a 睡完了"  # the turn went on without the tool
+    told = json.loads(fake.requests[-1]["messages"][-1]["content"])
+    assert "nap" in told["error"]
+
+
+# ------------------------------------------------------------------ item 14: shutdown
+
+
+async def test_shutting_down_gives_every_request_in_flight_a_final_ended_reply(
+    fake, hosts_over
+) -> None:
+    """Item 14: SIGTERM on ``serve`` cut every stream with no final reply."""
+    host = hosts_over(fake, PROBE)
+    fake.push(Reply("开局口令"), Reply("开局口令"))
+    await ask(host, "a", "start")
+    await ask(host, "b", "start")
+    fake.default = Hang()
+    got: dict[str, list[GameReply]] = {}
+    async with trio.open_nursery() as nursery:
+        for ctx in ("a", "b"):
+
+            async def hang(ctx: str = ctx) -> None:
+                got[ctx] = await ask(host, ctx, "message", "说点什么")
+
+            nursery.start_soon(hang)
+        await fake.wait_requests(4)
+        with trio.fail_after(3):
+            await host.shut_down()
+    assert {ctx: replies[-1].text for ctx, replies in got.items()} == {
+        "a": SHUTTING_DOWN, "b": SHUTTING_DOWN
+    }
+    assert all(replies[-1].session == "ended" for replies in got.values())
+    assert (await ask(host, "c", "start"))[-1].text == SHUTTING_DOWN
+
+
+# ------------------------------------------------------------------ item 17: long input
+
+
+async def test_a_20000_character_line_reaches_the_game_cut_to_the_input_limit(
+    fake, hosts_over
+) -> None:
+    """Item 17: a pasted page cost seconds of CPU per line; the line is bounded."""
+    host = hosts_over(fake, PROBE)
+    await ask(host, "a", "start")
+    await ask(host, "a", "message", "我" * 20_000)
+    event = json.loads(fake.requests[-1]["messages"][-1]["content"])
+    assert len(event["user_text"]) == MAX_INPUT

@@ -94,6 +94,11 @@ class GameHost:
         """Live sessions now."""
         return len(self._sessions)
 
+    @property
+    def closing(self) -> bool:
+        """``shut_down`` was called: every request now ends with ``SHUTTING_DOWN``."""
+        return self._closing
+
     def has_session(self, context_id: str) -> bool:
         """Whether ``context_id`` is a live session (the A2A plain-text door asks)."""
         return context_id in self._sessions
@@ -185,7 +190,7 @@ class GameHost:
             if ended or game_input.kind == "end":
                 await self._retire(session)
         if scope.cancelled_caught and not sent_final:
-            if self._closing:
+            if self.closing:
                 await final(SHUTTING_DOWN, "ended")
             else:
                 await final(INTERRUPTED, "ended" if session.closed else "active")

@@ -8,14 +8,16 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 
 from agentcade.game import worker
 from agentcade.game.host import GAME_BROKE, SHUTTING_DOWN, GameHost
-from agentcade.game.loader import load_game
+from agentcade.game.loader import builtin_games_dir, load_game
 from agentcade.llm import ModelError, OpenAIChatModel
+from agentcade.main.agent import MAX_INTERMEDIATE, MODEL_DOWN, REMOTE_SLOW, WAIT_TEXT
 from agentcade.protocol import GameInput, GameReply
 from agentcade.settings import (
     Budgets,
@@ -26,9 +28,16 @@ from agentcade.settings import (
 )
 from agentcade.speech import MAX_INPUT
 from tests.fake_openai import Fail, FakeOpenAI, Hang, Reply, serve_fake_openai
+from tests.test_main_agent import Heard, pipeline, remote_pipeline
 
 MESSAGES = [{"role": "user", "content": "你好"}]
 GBK = "LLM_MODEL=通义千问\n".encode("gbk")
+
+
+@pytest.fixture
+def offline_games(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The built-in games on the offline model, in a home of their own."""
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path))
 
 
 @pytest.fixture
@@ -220,3 +229,88 @@ async def test_a_20000_character_line_reaches_the_game_cut_to_the_input_limit(
     await ask(host, "a", "message", "我" * 20_000)
     event = json.loads(fake.requests[-1]["messages"][-1]["content"])
     assert len(event["user_text"]) == MAX_INPUT
+
+
+# ------------------------------------------------------------------ items 8, 9, 10: the main agent
+
+QUICK = Budgets(patience=0.3, line=1.5)
+
+
+class Unruly:
+    """A remote game that misbehaves per request kind."""
+
+    def __init__(self, **behaviour: str) -> None:
+        self.behaviour = behaviour
+        self.inputs: list[GameInput] = []
+
+    async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
+        self.inputs.append(game_input)
+        what = self.behaviour.get(game_input.kind, "ok")
+        if what == "hang":
+            await trio.sleep_forever()
+        if what == "chatter":
+            for n in range(1000):
+                await emit(GameReply(text=f"第{n}句"), False)
+        ended = game_input.kind == "end"
+        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
+
+
+async def test_a_remote_games_thousand_intermediate_replies_are_capped(nursery, tmp_path) -> None:
+    """Item 8: all 1,000 were spoken; now at most MAX_INTERMEDIATE, then the final one."""
+    heard = Heard()
+    async with remote_pipeline(nursery, Unruly(message="chatter"), heard, tmp_path) as (agent, records, _):  # type: ignore[arg-type]
+        await agent.on_user("玩回声")
+        await agent.on_user("说吧")
+        await agent.wait_idle()
+        assert len(heard.speech) == 1 + MAX_INTERMEDIATE + 1
+        assert heard.speech[-1] == "远程message"
+    assert [r["limit"] for r in records if r["type"] == "reply_cap"] == [MAX_INTERMEDIATE]
+
+
+async def test_a_hanging_main_model_says_wait_then_falls_back_within_the_line_budget(
+    nursery, offline_games
+) -> None:
+    """Item 9: a hanging model meant 121 s of silence per line."""
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.default = Hang()
+    heard = Heard()
+    slow = lambda _registry: OpenAIChatModel(main.settings(timeout=60), max_retries=0)  # noqa: E731
+    async with pipeline(builtin_games_dir(), slow, heard=heard) as (agent, _):
+        agent.budgets = QUICK
+        started = trio.current_time()
+        with trio.fail_after(QUICK.line + 2):
+            await agent.on_user("你好")
+        assert trio.current_time() - started < QUICK.line + 1
+    assert heard.speech == [WAIT_TEXT, MODEL_DOWN]
+
+
+async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path) -> None:
+    """Item 10: "结束游戏" was not heard while the game hung (210 s of silence)."""
+    heard = Heard()
+    game = Unruly(message="hang")
+    async with remote_pipeline(nursery, game, heard, tmp_path) as (agent, _, _s):  # type: ignore[arg-type]
+        agent.budgets = Budgets(patience=0.3, line=30)
+        await agent.on_user("玩回声")
+        with trio.fail_after(2):
+            await agent.on_user("你在吗")  # the turn ends with "稍等": the next line is heard
+        assert heard.speech[-1] == WAIT_TEXT
+        with trio.fail_after(2):
+            await agent.on_user("结束游戏")
+            await agent.wait_idle()
+        assert agent.current is None
+    assert [i.kind for i in game.inputs] == ["start", "message", "end"]
+    assert heard.speech[-1] == "远程end"
+
+
+async def test_a_remote_game_that_never_answers_is_told_within_the_line_budget(nursery, tmp_path) -> None:
+    """Items 9/10: the wait for a game's reply is bounded by the line budget, not 210 s."""
+    heard = Heard()
+    async with remote_pipeline(nursery, Unruly(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):  # type: ignore[arg-type]
+        agent.budgets = QUICK
+        await agent.on_user("玩回声")
+        with trio.fail_after(QUICK.line + 2):
+            await agent.on_user("你在吗")
+            await agent.wait_idle()
+        assert heard.speech[-2:] == [WAIT_TEXT, REMOTE_SLOW.format(name="回声")]
+        assert agent.current is not None  # a message that timed out keeps the session
+    assert any(r["type"] == "game_timeout" for r in records)

@@ -11,6 +11,10 @@ played before the game is ended).
 
 The main agent's model is configured like the games' (``LLM_*`` in the environment or
 ``<user config dir>/.env``); with none, the offline router plays.
+
+Ctrl-C and SIGTERM stop play within a moment, even while a model or a game hangs: the
+game is ended (reason ``shutdown``) and the robot reset, within 3 seconds in all; exit
+code 130 / 143.
 """
 
 from __future__ import annotations
@@ -21,9 +25,12 @@ import sys
 import trio
 
 from agentcade.commands._pages import add_pages_options, pages_from_args
+from agentcade.commands._signals import Stopped, exit_code, stop_on_signals
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
 from agentcade.device.robots import Robot, open_robot
+from agentcade.game.client import GameInfo
+from agentcade.main.agent import MainAgent
 from agentcade.settings import SettingsError
 from agentcade.trace import Trace
 from agentcade.wiring.pipeline import open_pipeline
@@ -47,41 +54,57 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_pages_options(p)
 
 
+STOP_GRACE = 2.0
+"""Seconds the game's goodbye may take after Ctrl-C / SIGTERM (the reset follows)."""
+
+
 def run(args: argparse.Namespace) -> int:
-    """Play until /quit or end of input."""
+    """Play until /quit, end of input, Ctrl-C or SIGTERM."""
     try:
         with trace_from_args(args, ConsoleTrace(), _main_trace_printer) as trace:
-            trio.run(_play, args, trace)
+            stopped: Stopped = trio.run(_play, args, trace)
     except SettingsError as exc:
         print(f"agentcade play: {exc}", file=sys.stderr)
         return 1
-    return 0
+    return exit_code(stopped)
 
 
-async def _play(args: argparse.Namespace, trace: Trace) -> None:
-    async with open_robot(args.robot, trace=trace) as robot, open_pipeline(
-        robot, games=args.game, trace=trace
-    ) as (agent, registry), pages_from_args(args, agent, registry, trace):
-        names = "、".join(g.name for g in registry.games) or "（没有）"
-        print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
-        lines = LineReader()
-        while True:
-            line = await lines.read()
-            if line is None:  # end of input: let pending replies play, then end the game
-                await agent.wait_idle()
-                return
-            line = line.strip()
-            if not line:
-                continue
-            if line == "/quit":
-                return
-            if line == "/wait":
-                await agent.wait_idle()
-                continue
-            if line == "/screen":
-                print(_screen(robot), flush=True)
-                continue
-            await agent.on_user(line)
+async def _play(args: argparse.Namespace, trace: Trace) -> Stopped:
+    lines_scope = trio.CancelScope()
+    async with stop_on_signals(lines_scope) as stopped, open_robot(
+        args.robot, trace=trace
+    ) as robot, open_pipeline(robot, games=args.game, trace=trace) as (
+        agent, registry
+    ), pages_from_args(args, agent, registry, trace):
+        with lines_scope:
+            await _lines(agent, robot, registry.games)
+        if stopped.signal is not None:
+            print("—— 收到退出信号，正在结束游戏。", flush=True)
+            agent.shutdown_grace = STOP_GRACE
+    return stopped
+
+
+async def _lines(agent: MainAgent, robot: Robot, games: list[GameInfo]) -> None:
+    names = "、".join(g.name for g in games) or "（没有）"
+    print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
+    lines = LineReader()
+    while True:
+        line = await lines.read()
+        if line is None:  # end of input: let pending replies play, then end the game
+            await agent.wait_idle()
+            return
+        line = line.strip()
+        if not line:
+            continue
+        if line == "/quit":
+            return
+        if line == "/wait":
+            await agent.wait_idle()
+            continue
+        if line == "/screen":
+            print(_screen(robot), flush=True)
+            continue
+        await agent.on_user(line)
 
 
 def _screen(robot: Robot) -> str:

@@ -20,6 +20,7 @@ code 130 / 143.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import trio
@@ -54,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_pages_options(p)
 
 
-STOP_GRACE = 2.0
+STOP_GRACE = 1.5
 """Seconds the game's goodbye may take after Ctrl-C / SIGTERM (the reset follows)."""
 
 
@@ -66,6 +67,12 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"agentcade play: {exc}", file=sys.stderr)
         return 1
+    if stopped.signal is not None:
+        # The line reader's thread is still blocked reading stdin, and the interpreter's
+        # exit would wait seconds for stdin's lock: everything is closed, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exit_code(stopped))
     return exit_code(stopped)
 
 

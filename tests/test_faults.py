@@ -5,6 +5,7 @@ docstring); the storm test at the end runs them together."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -27,6 +28,8 @@ from agentcade.settings import (
     read_dotenv,
 )
 from agentcade.speech import MAX_INPUT
+from agentcade.wiring.registry import START_WAIT, open_registry
+from tests.a2a_peers import echo_card
 from tests.fake_openai import Fail, FakeOpenAI, Hang, Reply, serve_fake_openai
 from tests.test_main_agent import Heard, pipeline, remote_pipeline
 
@@ -314,3 +317,44 @@ async def test_a_remote_game_that_never_answers_is_told_within_the_line_budget(n
         assert heard.speech[-2:] == [WAIT_TEXT, REMOTE_SLOW.format(name="回声")]
         assert agent.current is not None  # a message that timed out keeps the session
     assert any(r["type"] == "game_timeout" for r in records)
+
+
+# ------------------------------------------------------------------ item 11: remote cards at start-up
+
+
+async def _card_server(nursery: trio.Nursery, delay: float) -> str:
+    """A remote game's card that takes ``delay`` seconds (``inf``: never comes)."""
+
+    async def handler(stream: trio.SocketStream) -> None:
+        await stream.receive_some(65536)
+        await trio.sleep(delay)
+        body = json.dumps(echo_card(port)).encode()
+        head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+        await stream.send_all(head.encode() + body)
+        await stream.aclose()
+
+    listeners = await nursery.start(trio.serve_tcp, handler, 0)
+    port = listeners[0].socket.getsockname()[1]
+    return f"http://127.0.0.1:{port}/"
+
+
+async def test_hanging_remote_cards_do_not_hold_up_start_up(nursery, tmp_path) -> None:
+    """Item 11: two hanging cards cost 421 s of nothing (fetched one after the other)."""
+    hanging = [await _card_server(nursery, math.inf) for _ in range(2)]
+    started = trio.current_time()
+    async with open_registry(builtin_dir=tmp_path, remote=hanging) as registry:
+        assert trio.current_time() - started < START_WAIT + 1
+        assert registry.games == []
+        assert set(registry.failed) == set(hanging)
+
+
+async def test_a_slow_remote_game_joins_once_its_card_arrives(nursery, tmp_path) -> None:
+    """Item 11: a slow game joins later instead of holding up the others."""
+    slow = await _card_server(nursery, START_WAIT + 0.5)
+    async with open_registry(builtin_dir=tmp_path, remote=[slow]) as registry:
+        assert registry.games == []
+        with trio.fail_after(5):
+            while not registry.games:  # noqa: ASYNC110 - the registry has no event to wait on
+                await trio.sleep(0.1)
+        assert registry.games[0].id == "echo"
+        assert slow not in registry.failed

@@ -358,3 +358,14 @@ async def test_a_slow_remote_game_joins_once_its_card_arrives(nursery, tmp_path)
                 await trio.sleep(0.1)
         assert registry.games[0].id == "echo"
         assert slow not in registry.failed
+
+
+async def test_check_warns_about_a_tool_that_blocks() -> None:
+    """Item 15: blocking is reported by ``check`` (a tool should be async or cheap)."""
+    from agentcade.check import run_check
+
+    result = await run_check(str(UNRULY), timeout=20)
+    blocking = [f for f in result.findings if f.rule == "TOOLS-BLOCKING"]
+    assert [f.status for f in blocking] == ["warn"]
+    assert "tool nap calls time.sleep()" in blocking[0].message
+    assert "trio.sleep" in blocking[0].fix

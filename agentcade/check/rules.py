@@ -41,6 +41,7 @@ _OWN_RULES: dict[str, tuple[Level, str]] = {
     "SKILL-TOOL-MISSING": ("fail", 'every "调用 X" in SKILL.md names an existing tool'),
     "TOOLS-UNMENTIONED": ("warn", "every tool is mentioned in SKILL.md"),
     "SETTINGS-UNDECLARED": ("warn", "every setting config.py reads is listed in settings.yaml"),
+    "TOOLS-BLOCKING": ("warn", "no tool or hook calls something that blocks (time.sleep, requests)"),
     "CARD-READABLE": ("fail", "the agent card is readable"),
     "CARD-STREAMING": ("fail", "the card declares capabilities.streaming"),
     "CARD-PROTOCOL": ("fail", "the card lists a protocol version agentcade speaks"),
@@ -66,7 +67,10 @@ RULES: MappingProxyType[str, Level] = MappingProxyType(
 )
 """Every rule ID ``check`` can report -> its level. Stable: CI and docs refer to them."""
 
-_GAME_RULES = ("GAME-LOAD", "TOOLS-DEFINITION", "SKILL-TOOL-MISSING", "TOOLS-UNMENTIONED", "SETTINGS-UNDECLARED")
+_GAME_RULES = (
+    "GAME-LOAD", "TOOLS-DEFINITION", "SKILL-TOOL-MISSING", "TOOLS-UNMENTIONED", "SETTINGS-UNDECLARED",
+    "TOOLS-BLOCKING",
+)
 _SESSION_RULES = tuple(r for r in _OWN_RULES if r.startswith(("SESSION-", "REPLY-", "DIRECTIVE-")))
 
 

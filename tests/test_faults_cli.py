@@ -251,3 +251,73 @@ async def test_a_signal_on_play_during_a_hang_ends_the_game_within_3_seconds(
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     assert any(r["type"] == "game_cleared" for r in records)
     assert re.search(r"收到退出信号", proc.output)
+
+
+# ------------------------------------------------------------------ the storm
+
+
+class Storm:
+    """A remote game that misbehaves by what it is told."""
+
+    async def handle(self, context_id: str, game_input: GameInput, emit) -> None:
+        text = game_input.text
+        if game_input.kind == "message" and text == "挂":
+            await trio.sleep_forever()
+        if game_input.kind == "message" and text == "吵":
+            for n in range(1000):
+                await emit(GameReply(text=f"吵{n}"), False)
+        if game_input.kind == "message" and text == "坏":
+            raise RuntimeError("the storm broke the game")
+        ended = game_input.kind == "end"
+        await emit(GameReply(text=f"回声：{text[:20]}", session="ended" if ended else "active"), True)
+
+
+def storm_model(fake: FakeOpenAI) -> None:
+    """The main model fails in turn: hangs, 500, garbage, Retry-After 60, 600 characters."""
+    from tests.fake_openai import Fail, Garbage, Reply
+
+    faults = [
+        Hang(), Fail(500, headers=(("x-should-retry", "false"),)), Garbage(b"<html>"),
+        Fail(429, headers=(("retry-after", "60"),)), Reply("很长的话。" * 120),
+    ]
+    fake.default = lambda _request: faults.pop(0) if faults else Hang()
+
+
+async def test_storm_every_line_is_answered_within_its_budget_and_nothing_crashes(
+    cli_env, nursery
+) -> None:
+    """Done when: a misbehaving model and a misbehaving remote game leave the process alive,
+    answering every line within its budget, with no traceback on stdout or stderr."""
+    from agentcade.a2a.card import build_card
+    from agentcade.a2a.server import serve_a2a
+    from tests.a2a_peers import FakeSkill
+
+    listeners = await nursery.start(
+        serve_a2a, Storm(), lambda port: build_card(FakeSkill(), f"http://127.0.0.1:{port}/"), 0
+    )
+    game_url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+    fake: FakeOpenAI = await nursery.start(serve_fake_openai)
+    storm_model(fake)
+    budget = 5.0
+    env = {**model_env(cli_env, fake), "LLM_TIMEOUT": "2", "AGENTCADE_PATIENCE": "0.5",
+           "AGENTCADE_LINE_BUDGET": str(budget)}
+    proc = await AgentcadeProcess.start(nursery, env, "play", "--no-pages", "--game", game_url)
+    lines = [
+        "你好", "今天天气怎么样", "讲个笑话", "再讲一个", "你会什么",  # the model's faults
+        "玩回声", "挂", "结束游戏",  # a hanging game, ended while it hangs
+        "玩回声", "吵", "坏", "长" * 20_000, "结束游戏",  # chatter, a failure, a pasted page
+    ]
+    try:
+        await proc.expect("小懒在听")
+        for line in lines:
+            after = len(proc.output)
+            await proc.say(line)
+            await proc.expect("小懒：", after=after, limit=budget + 3)
+        await proc.say("/quit")
+        with trio.fail_after(15):
+            await proc.proc.wait()
+        assert proc.proc.returncode == 0, proc.output
+    finally:
+        await proc.stop()
+    assert "Traceback" not in proc.output
+    assert proc.output.count("吵") < 40  # 1,000 intermediate replies were capped

@@ -369,3 +369,62 @@ async def test_check_warns_about_a_tool_that_blocks() -> None:
     assert [f.status for f in blocking] == ["warn"]
     assert "tool nap calls time.sleep()" in blocking[0].message
     assert "trio.sleep" in blocking[0].fix
+
+
+async def test_a_20000_character_line_to_the_main_agent_is_cut_and_leaves_the_loop_free(
+    nursery, offline_games
+) -> None:
+    """Item 17: 20,000 characters cost ~8 s of CPU on the event loop."""
+    heard = Heard()
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await trio.sleep(0.05)
+            ticks += 1
+
+    async with pipeline(builtin_games_dir(), heard=heard) as (agent, records):
+        await agent.on_user("玩猜谜语")
+        nursery.start_soon(ticker)
+        started = trio.current_time()
+        await agent.on_user("是" * 20_000)
+        took = trio.current_time() - started
+        assert ticks >= took / 0.05 / 3  # the loop kept running while the line was routed
+    said = [r["text"] for r in records if r["type"] == "a2a_request" and r["kind"] == "message"]
+    assert [len(t) for t in said] == [MAX_INPUT]
+    assert any(r["type"] == "input_clipped" and r["chars"] == 20_000 for r in records)
+
+
+# ------------------------------------------------------------------ the CLI's last boundary
+
+
+def test_an_internal_error_inside_an_exception_group_is_one_line_and_exit_70(capsys) -> None:
+    from agentcade.cli import INTERNAL, failed
+
+    code = failed("play", ExceptionGroup("trio", [ExceptionGroup("inner", [KeyError("x")])]))
+    err = capsys.readouterr().err
+    assert code == INTERNAL
+    assert err.count("\n") == 1
+    assert "内部错误：KeyError" in err
+    assert "--debug" in err
+    assert "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(capsys) -> None:
+    from agentcade.cli import failed
+
+    try:
+        raise KeyError("x")
+    except KeyError as exc:
+        failed("play", exc, debug=True)
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_an_agentcade_error_inside_an_exception_group_is_its_own_line_and_exit_1(capsys) -> None:
+    from agentcade.cli import FAILED, failed
+    from agentcade.errors import GameRemoteError
+
+    error = GameRemoteError("network", "connecting to http://x/: refused")
+    assert failed("chat", ExceptionGroup("trio", [error])) == FAILED
+    assert capsys.readouterr().err == "agentcade chat: connecting to http://x/: refused\n"

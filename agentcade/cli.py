@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 import traceback
@@ -88,10 +89,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if module is None:
         print(f"agentcade {args.command}: not built yet in this version.", file=sys.stderr)
         return NOT_BUILT
+    from agentcade.commands._logging import OneLineHandler
+
+    handler = OneLineHandler(args.command, debug=debug)
+    logging.getLogger().addHandler(handler)
     try:
         code: int = module.run(args)
     except BaseException as exc:  # noqa: BLE001 - the last boundary: one line, an exit code
         return failed(args.command, exc, debug=debug)
+    finally:
+        logging.getLogger().removeHandler(handler)
     return code
 
 

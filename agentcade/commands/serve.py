@@ -10,20 +10,20 @@ session ``ended``) while the connections are still open, then every session clos
 
 Errors an operator must see go to stderr, one line each and without secrets: the
 model's failures (``model_error``), a game's own errors (``hook_error``, ``game_error``),
-tools that blocked. A port that is taken or a host that does not resolve is one line
+tools that blocked (the warnings of every command are one line: ``commands._logging``). A port that is taken or a host that does not resolve is one line
 and exit code 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Any
 
 import trio
 
+from agentcade.commands._logging import one_line
 from agentcade.commands._pages import port_number
 from agentcade.commands._signals import stop_on_signals
 from agentcade.game.host import CLOSE_GRACE
@@ -61,15 +61,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C or SIGTERM (both end every session, then exit 0)."""
-    handler = _OneLine()
-    logging.getLogger().addHandler(handler)
     try:
         trio.run(_serve, args)
     except (GameLoadError, SettingsError) as exc:
         print(f"agentcade serve: {exc}", file=sys.stderr)
         return 1
-    finally:
-        logging.getLogger().removeHandler(handler)
     return 0
 
 
@@ -112,23 +108,4 @@ def log_errors(rec: dict[str, Any]) -> None:
         return
     what = rec.get("error") or rec.get("reason") or ""
     where = rec.get("game") or rec.get("context_id") or ""
-    print(f"agentcade serve: {rec['type']} {where}: {_one_line(str(what))}".rstrip(), file=sys.stderr, flush=True)
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-class _OneLine(logging.Handler):
-    """Warnings and errors on stderr, one line each, with no traceback (a game's too)."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if record.exc_info and record.exc_info[1] is not None:
-            exc = record.exc_info[1]
-            text += f": {type(exc).__name__}: {exc}"
-        print(f"agentcade serve: {_one_line(text)}", file=sys.stderr, flush=True)
+    print(f"agentcade serve: {rec['type']} {where}: {one_line(str(what))}".rstrip(), file=sys.stderr, flush=True)

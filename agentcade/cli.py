@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("agentcade.commands.serve", "serve one game over A2A (trio + h11)"),
     "check": ("agentcade.commands.check", "compliance check of a game folder or URL"),
     "catalog": ("agentcade.commands.catalog", "validate a game catalog file"),
+    "env-example": ("agentcade.commands.env_example", "write a game folder's .env.example from settings.yaml"),
     "run": ("agentcade.commands.run", "run on the robot (desktop Daemon or WatcheRobot Application)"),
 }
 

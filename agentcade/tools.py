@@ -58,6 +58,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
 from agentcade.errors import GameCodeError, ToolDefinitionError
+from agentcade.trace import caller_scope
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
@@ -327,12 +328,13 @@ class Tool:
         if self.wants_turn:
             values[TURN_PARAMETER] = turn
         try:
-            if self.is_async:
-                result = await self.fn(owner, **values)
-            elif run_sync is not None:
-                result = await run_sync(lambda: self.fn(owner, **values))
-            else:
-                result = self.fn(owner, **values)
+            with caller_scope(self.name):  # a worker thread runs in a copy of this context
+                if self.is_async:
+                    result = await self.fn(owner, **values)
+                elif run_sync is not None:
+                    result = await run_sync(lambda: self.fn(owner, **values))
+                else:
+                    result = self.fn(owner, **values)
         except (SystemExit, KeyboardInterrupt) as exc:
             raise GameCodeError(f"tool {self.name} raised {type(exc).__name__}") from exc
         except Exception as exc:  # the tool-error boundary: errors go to the model

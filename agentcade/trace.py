@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -32,6 +34,8 @@ __all__ = [
     "Sink",
     "Trace",
     "TraceFileError",
+    "caller_scope",
+    "current_caller",
     "current_request_id",
     "request_scope",
 ]
@@ -41,6 +45,7 @@ log = logging.getLogger(__name__)
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "agentcade_request_id", default=None
 )
+_caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("agentcade_caller", default=None)
 _SECRET_NAMES = ("key", "token", "secret", "password", "authorization")
 _MASK = "***"
 
@@ -62,12 +67,33 @@ def request_scope(request_id: str | None) -> Iterator[None]:
         _request_id.reset(token)
 
 
+def current_caller() -> str | None:
+    """The game code running now: a tool's name, or a hook's (``on_start``), if any."""
+    return _caller.get()
+
+
+@contextmanager
+def caller_scope(name: str) -> Iterator[None]:
+    """Attribute what happens inside the block (a refused robot call) to the tool ``name``.
+
+    A trace record names the tool that caused it, so ``check`` can say which tool made a
+    robot call the game may not make, without the robot proxy knowing about tools.
+    """
+    token = _caller.set(name)
+    try:
+        yield
+    finally:
+        _caller.reset(token)
+
+
 class Trace:
     """Collects records and hands each to every sink; cheap when there are no sinks."""
 
     def __init__(self, *sinks: Sink) -> None:
         self._sinks: list[Sink] = list(sinks)
         self._secrets: set[str] = set()
+        self._thread = threading.get_ident()
+        self._pending: deque[dict[str, Any]] = deque()
 
     @property
     def enabled(self) -> bool:
@@ -97,6 +123,17 @@ class Trace:
         if rid:
             rec["request_id"] = rid
         rec.update({k: self._clean(k, v) for k, v in fields.items()})
+        if threading.get_ident() != self._thread:
+            # A sync tool in a worker thread (agentcade.game.worker): sinks belong to the
+            # event loop's thread (the live page feeds a trio channel), so the record
+            # waits for the next one made there (the tool's own tool_call record).
+            self._pending.append(rec)
+            return
+        while self._pending:
+            self._deliver(self._pending.popleft())
+        self._deliver(rec)
+
+    def _deliver(self, rec: dict[str, Any]) -> None:
         for sink in list(self._sinks):
             try:
                 sink(rec)

@@ -431,3 +431,33 @@ def test_an_agentcade_error_inside_an_exception_group_is_its_own_line_and_exit_1
     assert err.startswith("agentcade chat: ")
     assert err.endswith("connecting to http://x/: refused\n")
     assert err.count("\n") == 1
+
+
+def test_a_record_made_in_a_worker_thread_reaches_the_sinks_from_the_loops_thread() -> None:
+    """Sync tools run in worker threads; sinks (the live page's trio channel) may not."""
+    import threading
+
+    from agentcade.trace import Trace
+
+    seen: list[tuple[str, int]] = []
+    trace = Trace(lambda rec: seen.append((rec["type"], threading.get_ident())))
+    worker_thread = threading.Thread(target=lambda: trace.record("refused_call"))
+    worker_thread.start()
+    worker_thread.join()
+    assert seen == []
+    trace.record("tool_call")
+    assert seen == [("refused_call", threading.get_ident()), ("tool_call", threading.get_ident())]
+
+
+def test_a_sink_that_raises_is_dropped_and_the_others_still_get_records() -> None:
+    """Item 3: a failing sink never fails the code that made the record."""
+    from agentcade.trace import Trace
+
+    def broken(rec: dict[str, Any]) -> None:
+        raise OSError(28, "No space left on device")
+
+    seen: list[str] = []
+    trace = Trace(broken, lambda rec: seen.append(rec["type"]))
+    trace.record("one")
+    trace.record("two")
+    assert seen == ["one", "two"]

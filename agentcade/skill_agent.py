@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 from agentcade.device.proxy import RobotProxy
 from agentcade.game.turn import ReplySink, Turn, clip_text, split_sentences
+from agentcade.game.worker import run_sync_tool
 from agentcade.llm import (
     SPEECH_KEYS,
     ChatModel,
@@ -361,7 +362,7 @@ class SkillAgent:
         if name == "say":
             result = await self._say(turn, round_, arguments)
         elif (tool := type(self).tools.get(name)) is not None:
-            result = await tool.invoke(self, turn, arguments)
+            result = await tool.invoke(self, turn, arguments, run_sync=run_sync_tool)
         else:
             known = ", ".join(["say", *type(self).tools])
             result = {"error": f"Unknown tool: {name}. Tools: {known}"}

@@ -13,7 +13,23 @@ from typing import ClassVar
 
 from agentcade.protocol import MAX_TEXT
 
-__all__ = ["SENTENCE_ENDS", "SentenceSplitter", "as_sentence", "clip_text", "speakable"]
+__all__ = [
+    "MAX_INPUT",
+    "SENTENCE_ENDS",
+    "SentenceSplitter",
+    "as_sentence",
+    "clip_input",
+    "clip_text",
+    "speakable",
+]
+
+MAX_INPUT = 300
+"""Longest line a family's words may be, in characters; longer ones are cut.
+
+ASR gives a sentence or two (rarely 60 characters); a pasted page is not speech. The
+bound keeps the cost of routing and judging one line small: both compare pinyin in
+windows of the line, about 0.4 ms of CPU per character (tests/bench/bench_input.py).
+"""
 
 SENTENCE_ENDS = "。！？!?；;…"
 """Where a clipped text may be cut: after a full sentence."""
@@ -30,6 +46,11 @@ def clip_text(text: str, limit: int = MAX_TEXT) -> str:
     head = text[:limit]
     cut = max(head.rfind(ch) for ch in SENTENCE_ENDS)
     return head[: cut + 1] if cut >= limit // 2 else head
+
+
+def clip_input(text: str) -> str:
+    """The family's line cut to :data:`MAX_INPUT` characters (kept verbatim otherwise)."""
+    return text if len(text) <= MAX_INPUT else text[:MAX_INPUT]
 
 
 def as_sentence(text: str) -> str:

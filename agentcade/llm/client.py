@@ -3,11 +3,19 @@
 The client runs its HTTP on anyio, which runs natively under trio, so no asyncio bridge
 is involved. The client must be closed with ``aclose()``: its garbage-collection fallback
 only works under asyncio. Models with the same endpoint share one client (``_CLIENTS``).
+
+Time budget. ``LLMSettings.timeout`` (``LLM_TIMEOUT``) bounds one ``complete`` call as a
+whole, retries and their waits included: a hanging model costs the family that long, never
+twice that. Retries are ours, not the openai client's (it runs with ``max_retries=0``),
+because its policy obeys a server's ``Retry-After`` for up to two minutes, in silence; here
+a server-directed wait is capped at :data:`RETRY_AFTER_CAP` and only taken when the
+budget has room for it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +28,13 @@ from agentcade.llm.base import ModelError, ModelReply, TextSink, ToolCall, _shor
 from agentcade.llm.stream import _StreamAssembler
 from agentcade.settings import LLMSettings
 
-__all__ = ["MAX_TOKENS", "OpenAIChatModel"]
+__all__ = ["MAX_TOKENS", "RETRY_AFTER_CAP", "OpenAIChatModel"]
+
+RETRY_AFTER_CAP = 2.0
+"""The longest wait before a retry, whatever ``Retry-After`` says (seconds)."""
+RETRY_DELAY = 0.5
+"""The wait before a retry when the server names none."""
+_RETRY_STATUSES = frozenset({408, 409, 429})
 
 MAX_TOKENS = 400
 """Completion tokens per model call. Speech is one to three sentences (120 characters,
@@ -33,11 +47,13 @@ class OpenAIChatModel:
     """An OpenAI-compatible chat-completions model, over ``openai.AsyncOpenAI``.
 
     Args:
-        settings: where and what to call. ``settings.timeout`` bounds each HTTP attempt.
+        settings: where and what to call. ``settings.timeout`` bounds each ``complete``
+            call, retries included.
         stream: request ``stream=True`` and assemble text and tool-call deltas (lower time
             to first byte through buffering proxies; the result is the same ``ModelReply``).
-        max_retries: retries of the openai client on connection errors, timeouts, 408/409/
-            429/5xx (with its own short backoff).
+        max_retries: retries on connection errors, 408/409/429/5xx (not when the server
+            sends ``x-should-retry: false``), each after ``Retry-After`` capped at
+            :data:`RETRY_AFTER_CAP`, while the budget lasts.
     """
 
     def __init__(self, settings: LLMSettings, *, stream: bool = False, max_retries: int = 1) -> None:
@@ -45,8 +61,9 @@ class OpenAIChatModel:
         self._settings = settings
         self._stream = stream
         self._secret = settings.api_key.get_secret_value() if settings.api_key else ""
+        self._retries = max_retries
         self._lease: _Lease | None = _CLIENTS.acquire(
-            (settings.base_url or "", self._secret, settings.timeout, max_retries)
+            (settings.base_url or "", self._secret, settings.timeout, 0)
         )
         self._client = self._lease.client
 
@@ -54,11 +71,11 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(model={self.name!r}, base_url={self._settings.base_url!r})"
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
-        """Call ``chat.completions.create`` once (plus the client's retries).
+        """Call ``chat.completions.create`` (plus retries), within ``settings.timeout``.
 
         Raises:
-            ModelError: any failure, including an unusable response. ``trio.Cancelled``
-                propagates (the HTTP request is abandoned with it).
+            ModelError: any failure, including an unusable response and the budget running
+                out. ``trio.Cancelled`` propagates (the HTTP request is abandoned with it).
         """
         return await self._request(messages, tools, None)
 
@@ -79,6 +96,31 @@ class OpenAIChatModel:
         }
         if tools:
             kwargs["tools"] = tools
+        budget = self._settings.timeout
+        heard = False
+
+        async def tracked(text: str) -> None:
+            nonlocal heard
+            heard = True
+            assert on_text is not None
+            await on_text(text)  # _complete_streamed wraps its failures (_deliver)
+
+        with trio.move_on_after(budget) as scope:
+            attempt = 0
+            while True:
+                try:
+                    return await self._attempt(kwargs, None if on_text is None else tracked)
+                except ModelError as exc:
+                    delay = _retry_delay(exc.__cause__)
+                    left = scope.deadline - trio.current_time()
+                    # A retry after streamed text reached the caller would say it twice.
+                    if attempt >= self._retries or delay is None or delay >= left or heard:
+                        raise
+                attempt += 1
+                await trio.sleep(delay)
+        raise ModelError(f"model request timed out after {budget:g}s")
+
+    async def _attempt(self, kwargs: dict[str, Any], on_text: TextSink | None) -> ModelReply:
         # The one boundary of this layer: every foreign failure becomes ModelError here.
         # trio.Cancelled is a BaseException and passes through. An exception raised by
         # on_text (the caller's own code) is not the model's failure: it passes through.
@@ -211,6 +253,29 @@ class _SharedClients:
 
 
 _CLIENTS = _SharedClients()
+
+def _retry_delay(cause: BaseException | None) -> float | None:
+    """How long to wait before retrying after ``cause``; None: do not retry."""
+    if isinstance(cause, openai.APITimeoutError):
+        return None  # the attempt used the whole budget
+    if isinstance(cause, openai.APIConnectionError):
+        return RETRY_DELAY
+    if not isinstance(cause, openai.APIStatusError):
+        return None
+    headers = cause.response.headers
+    if headers.get("x-should-retry") == "false":
+        return None
+    if cause.status_code not in _RETRY_STATUSES and cause.status_code < 500:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            wanted = float(headers.get(name, "")) * scale
+        except ValueError:
+            continue
+        if math.isfinite(wanted) and wanted >= 0:
+            return min(wanted, RETRY_AFTER_CAP)
+    return RETRY_DELAY
+
 
 def _status_detail(exc: openai.APIStatusError) -> str:
     body = exc.body

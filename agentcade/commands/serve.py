@@ -25,6 +25,11 @@ from agentcade.wiring.serve import public_url, serve_game
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``agentcade serve``."""
     p.add_argument("game", help="game folder or built-in game id")
+    add_serve_options(p)
+
+
+def add_serve_options(p: argparse.ArgumentParser) -> None:
+    """The serving options, shared with a game binary (``agentcade build-game``)."""
     p.add_argument("--port", type=int, default=7860, help="TCP port (default: %(default)s; 0 = any free port)")
     p.add_argument("--host", default="0.0.0.0", help="bind address (default: %(default)s)")
     p.add_argument("--public-url", help="the address users enter (default: PUBLIC_URL or SPACE_HOST)")

@@ -123,7 +123,13 @@ def start(exe: Path, tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
 
     yield _start
     for running in started:
+        # SIGTERM, not SIGKILL: the one-file bootloader passes it on to the Python process
+        # it started; killing the bootloader would leave that one serving.
         if running.proc.poll() is None:
+            running.proc.terminate()
+        try:
+            running.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
             running.proc.kill()
             running.proc.wait()
 

@@ -344,8 +344,11 @@ def _free_port() -> int:
 
 
 def clean_env(home: Path) -> dict[str, str]:
-    """An almost empty environment: nothing of this machine's settings reaches the binary."""
-    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "AGENTCADE_HOME": str(home)}
+    """An empty environment but for a home of its own: nothing of this machine reaches the binary.
+
+    ``AGENTCADE_HOME`` is set so a developer's own ``config/.env`` (model settings) is not read.
+    """
+    env = {"HOME": str(home), "AGENTCADE_HOME": str(home)}
     if sys.platform == "win32":  # Windows cannot start a process without these
         env.update({k: os.environ[k] for k in ("SYSTEMROOT", "TEMP", "TMP") if k in os.environ})
     return env

@@ -369,9 +369,9 @@ def time_card(exe: Path) -> float:
             card = _wait_for_card(url, proc, start)
             elapsed = time.perf_counter() - start
         finally:
-            proc.terminate()
+            proc.terminate()  # not kill: the one-file bootloader forwards SIGTERM to its child
             try:
-                proc.wait(timeout=30)
+                proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()

@@ -199,3 +199,26 @@ def test_the_readme_shows_the_tested_nginx_recipe() -> None:
     blocks = re.findall(r"```nginx\n(.*?)```", readme, flags=re.S)
     recipe = _directives((DEPLOY / "nginx-sticky.conf").read_text(encoding="utf-8"))
     assert recipe in [_directives(b) for b in blocks]
+
+
+def test_an_output_folder_inside_the_game_is_not_bundled(pyinstaller: None, tmp_path: Path) -> None:
+    import shutil
+
+    game = tmp_path / "riddle"
+    shutil.copytree(RIDDLE, game, ignore=shutil.ignore_patterns("__pycache__"))
+    (game / "dist").mkdir()
+    (game / "dist" / "riddle").write_bytes(b"an earlier binary")
+    (game / "dist" / "notes.txt").write_text("left over", encoding="utf-8")
+    (game / "riddle").write_bytes(b"an earlier binary built with --out .")
+
+    def sources(out: Path) -> set[str]:
+        plan = build_game.plan_build(game, out=out)
+        return {Path(src).relative_to(game).as_posix()
+                for src, dest in plan.datas if dest.startswith("game/")}
+
+    in_dist = sources(game / "dist")
+    assert "SKILL.md" in in_dist
+    assert not {"dist/riddle", "dist/notes.txt"} & in_dist
+    in_game = sources(game)
+    assert "SKILL.md" in in_game
+    assert "riddle" not in in_game

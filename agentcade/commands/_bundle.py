@@ -14,6 +14,7 @@ can import this module (for ``build-game --help``) without PyInstaller installed
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import sys
 from collections.abc import Iterable
@@ -86,9 +87,15 @@ def runtime_hiddenimports() -> list[str]:
     httpx, a2a (types, client/server helpers; not its database/grpc/web-framework extras),
     google.protobuf, watcherobot (only the robot/job API agentcade imports).
     """
+    return list(_runtime_hiddenimports())
+
+
+@functools.cache
+def _runtime_hiddenimports() -> tuple[str, ...]:
+    # collect_submodules imports each package in a subprocess: seconds, worth keeping.
     from PyInstaller.utils.hooks import collect_submodules  # type: ignore[import-untyped]
 
-    return sorted(
+    return tuple(sorted(
         {
             # (not pypinyin.__pyinstaller: its build hook would bundle PyInstaller itself)
             *collect_submodules("pypinyin", filter=lambda name: "__pyinstaller" not in name),
@@ -115,7 +122,7 @@ def runtime_hiddenimports() -> list[str]:
             "watcherobot.job",
             "watcherobot.robot",
         }
-    )
+    ))
 
 
 def package_datas(package: Path) -> list[tuple[str, str]]:

@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         return CANNOT_BUILD
     out = args.out.expanduser().resolve()
     try:
-        plan = plan_build(Path(args.game).expanduser(), skip=[out])
+        plan = plan_build(Path(args.game).expanduser(), out=out)
     except (GameLoadError, BuildError) as exc:
         print(f"agentcade build-game: {exc}", file=sys.stderr)
         return 1
@@ -194,19 +194,27 @@ def run(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------- plan
 
 
-def plan_build(folder: Path, *, skip: list[Path] | None = None) -> Plan:
+def plan_build(folder: Path, *, out: Path | None = None) -> Plan:
     """What goes into the game's binary; raises GameLoadError / BuildError.
 
     The game is loaded first (the same checks as ``serve``), so a broken game fails here
-    in one line rather than inside the binary.
+    in one line rather than inside the binary. An output folder inside the game folder
+    (``--out dist``, run in the folder) and an earlier binary are never bundled.
     """
     game = load_game(folder)
     root = game.path
-    skipped = [p.resolve() for p in (skip or [])]
-    files = [
-        p for p in sorted(root.rglob("*"))
-        if shipped(p, root) and not any(p.resolve().is_relative_to(s) for s in skipped)
-    ]
+
+    def ships(path: Path) -> bool:
+        if not shipped(path, root):
+            return False
+        if out is None:
+            return True
+        place = out.resolve()
+        if path.resolve() in (place / game.id, place / f"{game.id}.exe"):
+            return False
+        return place == root or not path.resolve().is_relative_to(place)
+
+    files = [p for p in sorted(root.rglob("*")) if ships(p)]
     plan = Plan(game.id, f"{game.id} {game.skill.version or '1.0.0'} (agentcade {__version__})")
     dest = Path(BUNDLED_GAMES) / game.id
     plan.datas = [(str(p), (dest / p.parent.relative_to(root)).as_posix()) for p in files]

@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import pytest
 
 from agentcade import __version__
 from agentcade.commands.build_game import clean_env
+from tests.a2a_peers import free_port
 
 pytestmark = pytest.mark.build
 
@@ -69,12 +69,6 @@ def exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
 
 class Running:
     """The binary serving on a port; its output collected in a file."""
@@ -98,7 +92,7 @@ def start(exe: Path, tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
     started: list[Running] = []
 
     def _start(argv: list[str], **extra_env: str) -> Running:
-        port = _free_port()
+        port = free_port()
         args = [str(exe), *argv[1:]]
         args[args.index("--port") + 1] = str(port)
         cwd = tmp_path / f"run{len(started)}"

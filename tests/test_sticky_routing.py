@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import trio
 from agentcade.a2a.client import A2AClient, GameRemoteError
 from agentcade.game.host import NO_SESSION
 from agentcade.protocol import GameInput
+from tests.a2a_peers import free_port
 from tests.needs import need_program
 from tests.processes import AgentcadeProcess, offline_env
 
@@ -30,12 +30,6 @@ RIDDLE = ROOT / "games" / "riddle"
 RECIPE = RIDDLE / "deploy" / "nginx-sticky.conf"
 SESSIONS = 6
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _nginx() -> str:
@@ -104,7 +98,7 @@ class Stack:
 async def stack(nursery: trio.Nursery, tmp_path: Path) -> AsyncIterator[Stack]:
     nginx = _nginx()
     env = offline_env(tmp_path / "home")
-    ports = (_free_port(), _free_port())
+    ports = (free_port(), free_port())
     backends = {
         port: await AgentcadeProcess.start(
             nursery, env, "serve", str(RIDDLE), "--port", str(port), "--host", "127.0.0.1"
@@ -115,7 +109,7 @@ async def stack(nursery: trio.Nursery, tmp_path: Path) -> AsyncIterator[Stack]:
         await proc.expect("名片地址", limit=60)
     prefix = tmp_path / "nginx"
     prefix.mkdir()
-    listen = _free_port()
+    listen = free_port()
     (prefix / "nginx.conf").write_text(nginx_conf(prefix, listen, ports), encoding="utf-8")
     proxy = await trio.lowlevel.open_process(
         [nginx, "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(prefix / "nginx.conf")],

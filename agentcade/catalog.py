@@ -37,6 +37,7 @@ __all__ = [
     "builtin_ids",
     "check_catalog",
     "check_online",
+    "id_problems",
     "load_catalog",
 ]
 
@@ -93,6 +94,43 @@ def builtin_ids() -> set[str]:
     return {p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
 
 
+def _same_url(a: str, b: str) -> bool:
+    return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
+
+
+def id_problems(
+    game_id: str,
+    *,
+    where: str,
+    builtins: Iterable[str] | None = None,
+    catalog: Catalog | None = None,
+    url: str | None = None,
+    author: str | None = None,
+) -> list[CatalogProblem]:
+    """The rule both ``catalog`` and ``check`` apply to a game's id: no built-in game has
+    it (``CATALOG-ID-BUILTIN``) and, given ``catalog``, no other catalog game
+    (``CATALOG-ID-DUPLICATE``).
+
+    A catalog entry with the id is the same game, not a clash, when it is at ``url`` or
+    has the same ``author`` (its author checking a new version before updating the entry).
+    """
+    problems = []
+    if game_id in set(builtin_ids() if builtins is None else builtins):
+        problems.append(CatalogProblem(
+            "CATALOG-ID-BUILTIN", "fail", where, f"the id {game_id!r} is a built-in game's",
+            "rename the game (SKILL.md id) so it does not replace a built-in game"))
+    for i, entry in enumerate(catalog.games if catalog is not None else ()):
+        if entry.id != game_id:
+            continue
+        if (url is not None and _same_url(url, entry.url)) or (author and author == entry.author):
+            continue
+        problems.append(CatalogProblem(
+            "CATALOG-ID-DUPLICATE", "fail", where,
+            f"the id {game_id!r} is also the catalog's games[{i}] (by {entry.author}, at {entry.url})",
+            "each game has its own id; rename the game (SKILL.md id)"))
+    return problems
+
+
 def load_catalog(path: str | Path) -> tuple[Catalog | None, list[CatalogProblem]]:
     """Read and schema-check a catalog file; a broken file gives ``CATALOG-FORMAT``."""
     where = str(path)
@@ -132,9 +170,7 @@ def check_catalog(catalog: Catalog, *, builtins: Iterable[str] | None = None) ->
             add("CATALOG-ID-DUPLICATE", f"the id {entry.id!r} is also games[{seen[entry.id]}]",
                 "each game has its own id; remove the duplicate entry or rename the game")
         seen.setdefault(entry.id, i)
-        if entry.id in taken:
-            add("CATALOG-ID-BUILTIN", f"the id {entry.id!r} is a built-in game's",
-                "rename the game (SKILL.md id) so it does not replace a built-in game")
+        problems.extend(id_problems(entry.id, where=where, builtins=taken))
         if not entry.url.startswith("https://") or len(entry.url) <= len("https://"):
             add("CATALOG-URL-HTTPS", f"url {entry.url!r} is not an https address",
                 "serve the game over https and put that address here")

@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "build-game": ("agentcade.commands.build_game", "build one game as a standalone binary"),
     "check": ("agentcade.commands.check", "compliance check of a game folder or URL"),
     "catalog": ("agentcade.commands.catalog", "validate a game catalog file"),
+    "env-example": ("agentcade.commands.env_example", "write a game folder's .env.example from settings.yaml"),
     "run": ("agentcade.commands.run", "run on the robot (desktop Daemon or WatcheRobot Application)"),
 }
 

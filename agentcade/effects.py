@@ -13,8 +13,9 @@ and needs the capabilities listed in the guide:
 ``await standby(robot)``               ``expression.runtime.v3``
 =====================================  =====================================
 
-A missing capability raises ``DirectiveError(kind="undeclared")`` before anything is
-recorded, so an effect never leaves half its calls in the queue.
+A missing capability skips the whole effect before anything is recorded (traced
+``directive_skipped`` like an undeclared SDK call, so ``check`` fails the game), so an
+effect never leaves half its calls in the queue.
 
 How the screen is used (decided here, one place):
 
@@ -75,10 +76,13 @@ _HOME_MS = 300
 _HOLD_MS = 1200  # react() without a gesture keeps its face this long
 
 
-def _require(robot: RobotProxy, effect: str, *capabilities: str) -> None:
+def _declared(robot: RobotProxy, effect: str, *capabilities: str) -> bool:
+    """Whether ``robot`` may do ``effect``; if not, the skip is traced (like a robot call)."""
     for capability in capabilities:
         if capability not in robot.capabilities:
-            raise undeclared(f"effects.{effect}", capability)
+            robot.refuse(undeclared(f"effects.{effect}", capability), f"effects.{effect}(...)")
+            return False
+    return True
 
 
 def _path(drawing: Drawing) -> str:
@@ -120,13 +124,14 @@ async def show(robot: RobotProxy, path: Drawing) -> None:
     Raises:
         VectorError: the drawing breaks the robot's limits.
     """
-    _require(robot, "show", _RUNTIME)
-    await _put(robot, _path(path))
+    if _declared(robot, "show", _RUNTIME):
+        await _put(robot, _path(path))
 
 
 async def standby(robot: RobotProxy) -> None:
     """回到待机的眼睛。Back to the standby eyes, without any drawing."""
-    _require(robot, "standby", _RUNTIME)
+    if not _declared(robot, "standby", _RUNTIME):
+        return
     if robot.owns_display:
         await robot.expression_runtime.update(preset="standby", accessory="none", **_OPEN_EYES)
     else:
@@ -157,7 +162,8 @@ async def draw(robot: RobotProxy, steps: Sequence[Drawing], *, interval: float =
     """
     if not interval >= 0:
         raise ValueError(f"interval must be >= 0 seconds, got {interval!r}")
-    _require(robot, "draw", _RUNTIME)
+    if not _declared(robot, "draw", _RUNTIME):
+        return
     paths = [_path(step) for step in steps]
     for i, path in enumerate(paths):
         if i:
@@ -194,8 +200,8 @@ async def _move(robot: RobotProxy, moves: Iterable[tuple[int, int, int]]) -> Non
 async def gesture(robot: RobotProxy, kind: Literal["nod", "shake_head"]) -> None:
     """点头（``"nod"``）或摇头（``"shake_head"``），最后头朝正前方。Nod or shake the head."""
     moves = _moves(kind)
-    _require(robot, "gesture", _MOTION)
-    await _move(robot, moves)
+    if _declared(robot, "gesture", _MOTION):
+        await _move(robot, moves)
 
 
 # --- faces -------------------------------------------------------------------------------
@@ -258,7 +264,8 @@ async def react(
         raise ValueError(f"unknown face {face!r}; use 'happy' or 'sorry'")
     moves = _moves(gesture) if gesture is not None else [(FRONT_PAN, FRONT_TILT, _HOLD_MS)]
     after = _path(then) if then is not None else None
-    _require(robot, "react", _MOTION, _RUNTIME)
+    if not _declared(robot, "react", _MOTION, _RUNTIME):
+        return
     await _put(robot, _FACES[face])
     await _move(robot, moves)
     if after is None:
@@ -319,6 +326,7 @@ class Progress:
         self._updater = trio.CancelScope()
         self._nursery_manager: Any = None
         self._shown: str | None = None
+        self._skipped = False
 
     async def _show(self, fraction: float) -> None:
         path = encode_vector(progress_bar(fraction))
@@ -338,7 +346,9 @@ class Progress:
                 tick += 1
 
     async def __aenter__(self) -> Progress:
-        _require(self._robot, "Progress", _RUNTIME)
+        if not _declared(self._robot, "Progress", _RUNTIME):
+            self._skipped = True
+            return self
         started = trio.current_time()
         await self._show(0.0)
         manager = trio.open_nursery()
@@ -353,6 +363,8 @@ class Progress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        if self._skipped:
+            return False
         self._updater.cancel()
         try:
             suppressed = bool(await self._nursery_manager.__aexit__(exc_type, exc, tb))

@@ -65,6 +65,8 @@ __all__ = [
     "LLMSettings",
     "SettingSpec",
     "SettingsError",
+    "env_example",
+    "env_example_specs",
     "load_game_settings",
     "load_settings_spec",
     "read_dotenv",
@@ -204,8 +206,33 @@ def render_env_example(specs: Iterable[SettingSpec]) -> str:
         note = spec.description + ("（必填）" if spec.required else "")
         if note:
             lines.append(f"# {note}")
-        lines.append(f"{spec.key}={'' if spec.secret else spec.default or ''}")
+        lines.append(_dotenv_line(spec.key, "" if spec.secret else spec.default or ""))
     return "\n".join(lines) + "\n"
+
+
+ENV_EXAMPLE_HEADER = """\
+# 这个游戏的配置项，由 agentcade env-example 按 settings.yaml 生成，不要手改。
+# 复制成 .env（已经被 git 忽略）并填上密钥；空着的项用默认值。
+"""
+
+
+def env_example_specs(folder: Path) -> list[SettingSpec]:
+    """What a game folder's ``.env.example`` lists: ``settings.yaml`` in file order, then
+    the ``LLM_*`` keys it leaves out (every game reads them)."""
+    spec_path = Path(folder) / "settings.yaml"
+    specs = load_settings_spec(spec_path) if spec_path.is_file() else []
+    listed = {spec.key for spec in specs}
+    return [*specs, *(spec for spec in LLM_SPECS if spec.key not in listed)]
+
+
+def env_example(folder: Path) -> str:
+    """The text of ``folder``'s ``.env.example`` (``agentcade env-example`` writes it,
+    ``check`` compares it).
+
+    Raises:
+        SettingsError: ``settings.yaml`` does not load.
+    """
+    return ENV_EXAMPLE_HEADER + render_env_example(env_example_specs(folder))
 
 
 # --------------------------------------------------------------------------- .env

@@ -37,7 +37,7 @@ from agentcade.protocol import GameInput
 from agentcade.settings import AgentSettings
 from agentcade.skill import Skill
 from agentcade.tools import Tool, collect_tools, failure_sentence
-from agentcade.trace import NULL_TRACE, Trace
+from agentcade.trace import NULL_TRACE, Trace, caller_scope
 
 __all__ = ["COMMON_PROMPT", "SkillAgent"]
 
@@ -140,7 +140,7 @@ class SkillAgent:
     async def handle(self, game_input: GameInput, emit: ReplySink) -> None:
         """Handle one request: replies go to ``emit``, the last one with ``is_final=True``."""
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
-        self.robot.bind(turn)
+        self.robot.bind(turn, self.trace)
         try:
             text, round_messages = await self._run_round(turn)
         finally:
@@ -230,7 +230,8 @@ class SkillAgent:
             return None
         mark = turn.must_count
         try:
-            result = await hook(turn)
+            with caller_scope(hook.__name__):
+                result = await hook(turn)
         except Exception as exc:  # a game bug must not cost the family its reply
             log.exception("%s.%s failed", type(self).__name__, hook.__name__)
             self.trace.record("hook_error", hook=hook.__name__, error=repr(exc))

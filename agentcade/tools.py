@@ -54,6 +54,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
 from agentcade.errors import ToolDefinitionError
+from agentcade.trace import caller_scope
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
@@ -312,9 +313,10 @@ class Tool:
         if self.wants_turn:
             values[TURN_PARAMETER] = turn
         try:
-            result = self.fn(owner, **values)
-            if self.is_async:
-                result = await result
+            with caller_scope(self.name):
+                result = self.fn(owner, **values)
+                if self.is_async:
+                    result = await result
         except Exception as exc:  # the tool-error boundary: errors go to the model
             log.info("tool %s raised", self.name, exc_info=True)
             return {"error": failure_sentence(self.name, str(exc))}

@@ -19,11 +19,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["NULL_TRACE", "JsonLinesSink", "Sink", "Trace", "current_request_id", "request_scope"]
+__all__ = [
+    "NULL_TRACE",
+    "JsonLinesSink",
+    "Sink",
+    "Trace",
+    "caller_scope",
+    "current_caller",
+    "current_request_id",
+    "request_scope",
+]
 
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "agentcade_request_id", default=None
 )
+_caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("agentcade_caller", default=None)
 _SECRET_NAMES = ("key", "token", "secret", "password", "authorization")
 _MASK = "***"
 
@@ -43,6 +53,25 @@ def request_scope(request_id: str | None) -> Iterator[None]:
         yield
     finally:
         _request_id.reset(token)
+
+
+def current_caller() -> str | None:
+    """The game code running now: a tool's name, or a hook's (``on_start``), if any."""
+    return _caller.get()
+
+
+@contextmanager
+def caller_scope(name: str) -> Iterator[None]:
+    """Attribute what happens inside the block (a refused robot call) to the tool ``name``.
+
+    A trace record names the tool that caused it, so ``check`` can say which tool made a
+    robot call the game may not make, without the robot proxy knowing about tools.
+    """
+    token = _caller.set(name)
+    try:
+        yield
+    finally:
+        _caller.reset(token)
 
 
 class Trace:

@@ -11,6 +11,7 @@ from agentcade.wiring.serve import serve_game
 from tests.processes import run_agentcade
 
 GAMES = Path(__file__).resolve().parents[1] / "games"
+BAD_ROBOT = Path(__file__).resolve().parent / "data" / "games" / "bad_robot"
 
 
 async def chat(env: dict[str, str], *args: str, lines: str) -> subprocess.CompletedProcess[bytes]:
@@ -105,3 +106,12 @@ async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(c
     assert speech[2].startswith("小懒：好的，下次见。")  # then the unrevealed answer
     assert [r["model"] for r in fake.requests] == ["fake-model"] * 4
     assert "sk-very-secret-key" not in trace.read_text(encoding="utf-8") + out + err
+
+
+async def test_robot_calls_the_game_may_not_make_are_shown(cli_env) -> None:
+    done = await chat(cli_env, str(BAD_ROBOT), lines="你好\n/quit\n")
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    assert "  [机器人] motion.play_action('nod')" in out  # the valid call of on_start
+    assert "  [机器人] 没执行 lights.set_color('#00FF00')（cheer）：it needs the capability 'light'" in out
+    assert "  [机器人] 没执行 motion.move_to(pan_deg=999, tilt_deg=115, duration_ms=400)（cheer）" in out

@@ -21,6 +21,7 @@ import trio
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
+from agentcade.catalog import Catalog, check_catalog
 from agentcade.check import (
     RULES,
     CheckResult,
@@ -47,8 +48,9 @@ def _no_public_url(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def peers() -> Any:
-    with PeerProcess("compliant") as good, PeerProcess("violating") as bad:
-        yield {"compliant": good.url, "violating": bad.url}
+    with PeerProcess("compliant") as good, PeerProcess("violating") as bad, \
+            PeerProcess("old_version") as old:
+        yield {"compliant": good.url, "violating": bad.url, "old_version": old.url}
 
 
 # --- a configurable game behind our own server ---------------------------------------------
@@ -109,10 +111,12 @@ def statuses(result: CheckResult, rule: str) -> set[str]:
 # --- folder checks -------------------------------------------------------------------------
 
 
-def game_copy(tmp_path: Path, name: str = "riddle") -> Path:
-    """A copy of the riddle game (not under games/, so it is not a built-in)."""
+def game_copy(tmp_path: Path, name: str = "my_riddle") -> Path:
+    """A copy of the riddle game with the id ``name`` (not under games/: not a built-in)."""
     dest = tmp_path / name
     shutil.copytree(RIDDLE, dest, ignore=shutil.ignore_patterns("__pycache__", ".env"))
+    if name != "riddle":
+        edit(dest / "SKILL.md", "id: riddle\n", f"id: {name}\n")
     return dest
 
 
@@ -199,6 +203,113 @@ async def test_settings_read_by_config_but_not_listed_warn(tmp_path: Path) -> No
     assert (await run_check(str(game))).statuses("SETTINGS-UNDECLARED") == ["pass"]
 
 
+async def test_local_game_robot_calls_it_may_not_make_fail_naming_the_tool_and_call() -> None:
+    # bad_robot's tool cheer calls lights.set_color without declaring light (skipped inside
+    # the game) and motion.move_to(pan_deg=999) (refused: the tool fails): neither reaches
+    # a reply, and check still sees both.
+    result = await run_check(str(ROOT / "tests" / "data" / "games" / "bad_robot"))
+    assert result.problems() == ["DIRECTIVE-INVALID", "DIRECTIVE-UNDECLARED"]
+    assert not result.passed
+    [undeclared] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert "'cheer'" in undeclared.message
+    assert "lights.set_color('#00FF00')" in undeclared.message
+    assert "light" in undeclared.fix
+    [invalid] = [f for f in result.findings if f.rule == "DIRECTIVE-INVALID"]
+    assert "'cheer'" in invalid.message
+    assert "motion.move_to(pan_deg=999" in invalid.message
+
+
+async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    edit(game / "agent.py", "    async def on_start(self, turn) -> dict:\n",
+         "    async def on_start(self, turn) -> dict:\n"
+         "        await self.robot.lights.off()\n")
+    result = await run_check(str(game))
+    assert result.problems() == ["DIRECTIVE-UNDECLARED"]
+    [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert "during start, the hook 'on_start' calls lights.off()" in finding.message
+
+
+async def test_an_id_of_a_built_in_game_fails_as_the_catalog_would(tmp_path: Path) -> None:
+    result = await run_check(str(game_copy(tmp_path, "riddle")))  # the template, not renamed
+    assert result.problems() == ["CATALOG-ID-BUILTIN"]
+    assert not result.passed  # so no catalog entry is printed
+    # the entry check would have printed is one catalog rejects, for the same rule
+    entry = catalog_entry(result)
+    assert entry is not None
+    entry["url"] = "https://my-riddle.example/"
+    problems = check_catalog(Catalog.model_validate({"games": [entry]}))
+    assert [p.rule for p in problems] == ["CATALOG-ID-BUILTIN"]
+
+
+async def test_the_built_in_game_itself_keeps_its_id() -> None:
+    result = await run_check("riddle")
+    assert result.statuses("CATALOG-ID-BUILTIN") == ["pass"]
+
+
+async def test_an_id_of_another_catalog_game_fails(tmp_path: Path) -> None:
+    game = game_copy(tmp_path, "riddle_remote")  # games/catalog.json lists it, by agentcade
+    edit(game / "SKILL.md", "author: agentcade\n", "author: someone else\n")
+    result = await run_check(str(game))
+    assert result.problems() == ["CATALOG-ID-DUPLICATE"]
+    assert "https://agentcade-riddle.hf.space/" in next(
+        f.message for f in result.findings if f.rule == "CATALOG-ID-DUPLICATE")
+    # its own author checking a new version of the catalog game is not a clash
+    edit(game / "SKILL.md", "author: someone else\n", "author: agentcade\n")
+    assert (await run_check(str(game))).problems() == []
+
+
+async def test_a_remote_game_with_a_built_in_id_fails(nursery: trio.Nursery) -> None:
+    skill = FakeSkill(id="guess_number", required_capabilities=("motion",))
+    result = await check_url(nursery, card=lambda port: build_card(skill, f"http://127.0.0.1:{port}/"))
+    assert result.problems() == ["CATALOG-ID-BUILTIN"]
+
+
+async def test_a_missing_env_example_warns_and_env_example_writes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    game = game_copy(tmp_path)
+    (game / ".env.example").unlink()
+    result = await run_check(str(game))
+    assert result.problems() == ["SETTINGS-ENV-EXAMPLE"]
+    assert result.passed  # a warning only
+    finding = next(f for f in result.findings if f.rule == "SETTINGS-ENV-EXAMPLE")
+    assert f"agentcade env-example {game}" in finding.fix
+
+    from agentcade.cli import main
+
+    assert main(["env-example", str(game)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    text = (game / ".env.example").read_text(encoding="utf-8")
+    assert "# 大模型服务的密钥\nLLM_API_KEY=\n" in text  # secrets stay empty
+    assert "LLM_MODEL=gpt-4o-mini\n" in text
+    assert (await run_check(str(game))).problems() == []
+
+
+async def test_a_stale_env_example_warns_naming_the_missing_key(tmp_path: Path) -> None:
+    game = game_copy(tmp_path)
+    with (game / "settings.yaml").open("a", encoding="utf-8") as f:
+        f.write("  - key: ROUNDS\n    description: 一局几题\n    default: '5'\n")
+    result = await run_check(str(game))
+    assert result.problems() == ["SETTINGS-ENV-EXAMPLE"]
+    assert "missing ROUNDS" in next(
+        f.message for f in result.findings if f.rule == "SETTINGS-ENV-EXAMPLE")
+
+
+def test_env_example_of_a_broken_settings_yaml_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentcade.cli import main
+
+    game = game_copy(tmp_path)
+    (game / "settings.yaml").write_text("settings: [1]\n", encoding="utf-8")
+    assert main(["env-example", str(game)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "settings.yaml" in err[0]
+    assert main(["env-example", str(tmp_path / "nothing")]) == 1
+
+
 # --- games written on a2a-sdk directly -----------------------------------------------------
 
 
@@ -221,6 +332,15 @@ async def test_violating_sdk_peer_reports_exactly_its_violations(peers: dict[str
     ]
     assert all(f.level == "fail" for f in result.findings if f.status != "pass")
     assert not result.passed
+
+
+async def test_reply_in_another_protocol_version_than_negotiated_fails(peers: dict[str, str]) -> None:
+    result = await run_check(peers["old_version"], timeout=10)
+    assert result.problems() == ["REPLY-PROTOCOL", "SESSION-MESSAGE-REPLY"]
+    [finding] = [f for f in result.findings if f.rule == "REPLY-PROTOCOL"]
+    assert "'desktop-game/5'" in finding.message
+    assert "'agentcade/1'" in finding.message
+    assert result.statuses("REPLY-FORMAT") == ["pass"]  # the reply is well formed
 
 
 # --- card rules ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from agentcade.device.validate import (
     validate_directive,
 )
 from agentcade.protocol import Directive
+from agentcade.trace import Trace, caller_scope
 from agentcade.vector import Stroke, encode_vector
 
 ALL = sorted(KNOWN_CAPABILITIES)
@@ -325,20 +326,73 @@ async def test_proxy_records_in_order() -> None:
     assert sink.flushes == 1
 
 
-async def test_proxy_raises_at_once_and_records_nothing() -> None:
-    robot = RobotProxy(["light"])
+def traced(robot: RobotProxy, sink: Sink) -> list[dict[str, Any]]:
+    """Bind ``robot`` to ``sink`` with a trace; the list fills with its records."""
+    records: list[dict[str, Any]] = []
+    robot.bind(sink, Trace(records.append))
+    return records
+
+
+async def test_proxy_raises_an_invalid_call_at_once_records_nothing_and_traces_it() -> None:
+    robot = RobotProxy(["light", "motion"])
     sink = Sink()
-    robot.bind(sink)
+    records = traced(robot, sink)
     with pytest.raises(DirectiveError) as info:
         await robot.lights.set_color("#00FF00", brightness=1.5)
     assert info.value.kind == "invalid"
     with pytest.raises(DirectiveError) as info:
-        await robot.motion.move_to(pan_deg=60, tilt_deg=110, duration_ms=400)
-    assert info.value.kind == "undeclared"
-    with pytest.raises(DirectiveError) as info:
-        await robot.motion.move_to(90, 110, 300)
-    assert info.value.kind == "undeclared"  # capability first
+        await robot.motion.move_to(pan_deg=999, tilt_deg=115, duration_ms=400)
+    assert info.value.kind == "invalid"
     assert sink.directives == []
+    assert [(r["type"], r["call"], r["kind"], r["raised"]) for r in records] == [
+        ("directive_skipped", "lights.set_color", "invalid", True),
+        ("directive_skipped", "motion.move_to", "invalid", True),
+    ]
+    assert records[1]["directive"] == "motion.move_to(pan_deg=999, tilt_deg=115, duration_ms=400)"
+    assert "pan_deg" in records[1]["reason"]
+
+
+async def test_proxy_skips_an_undeclared_call_and_traces_it() -> None:
+    robot = RobotProxy(["light"])
+    sink = Sink()
+    records = traced(robot, sink)
+    assert await robot.motion.move_to(pan_deg=60, tilt_deg=110, duration_ms=400) is None
+    assert await robot.motion.move_to(90, 110, 300) is None  # capability first
+    await robot.lights.off()
+    assert [d.call for d in sink.directives] == ["lights.off"]
+    assert [(r["call"], r["kind"], r["raised"]) for r in records] == [
+        ("motion.move_to", "undeclared", False),
+        ("motion.move_to", "undeclared", False),
+    ]
+    assert "motion" in records[0]["hint"]
+
+
+async def test_proxy_traces_a_call_that_is_not_open() -> None:
+    robot = RobotProxy(["light"])
+    records = traced(robot, Sink())
+    with pytest.raises(DirectiveError):
+        robot.camera.capture  # noqa: B018
+    with pytest.raises(DirectiveError):
+        robot.lights.blink  # noqa: B018
+    assert [(r["call"], r["kind"], r["raised"]) for r in records] == [
+        ("camera", "not_allowed", True),
+        ("lights.blink", "not_allowed", True),
+    ]
+
+
+async def test_proxy_trace_names_the_tool_that_made_the_call() -> None:
+    robot = RobotProxy([])
+    records = traced(robot, Sink())
+    with caller_scope("celebrate"):
+        await robot.lights.set_color("#00FF00")
+    await robot.lights.off()
+    assert [r["tool"] for r in records] == ["celebrate", None]
+
+
+async def test_proxy_undeclared_outside_a_turn_still_raises() -> None:
+    robot = RobotProxy([])
+    with pytest.raises(RuntimeError, match="outside a game turn"):
+        await robot.lights.off()
 
 
 async def test_proxy_outside_a_turn() -> None:

@@ -11,8 +11,9 @@ import trio.testing
 from agentcade import effects
 from agentcade.allowlist import FRONT_PAN, FRONT_TILT, PAN_RANGE, TILT_RANGE
 from agentcade.device.proxy import RobotProxy
-from agentcade.device.validate import DirectiveError, validate_directive
+from agentcade.device.validate import validate_directive
 from agentcade.protocol import Directive
+from agentcade.trace import Trace
 from agentcade.vector import Stroke, VectorError, decode_vector, encode_vector
 
 CAPS = ["motion", "expression.runtime.v3"]
@@ -54,6 +55,19 @@ def bound(caps: list[str] = CAPS) -> tuple[RobotProxy, Sink]:
     return robot, sink
 
 
+def skipping(caps: list[str]) -> tuple[RobotProxy, Sink, list[dict[str, Any]]]:
+    """A bound robot with a trace: its records (``directive_skipped``) fill the list."""
+    robot, sink = bound(caps)
+    records: list[dict[str, Any]] = []
+    robot.bind(sink, Trace(records.append))
+    return robot, sink, records
+
+
+def skipped(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(r["call"], r["reason"]) for r in records if r["type"] == "directive_skipped"
+            and r["kind"] == "undeclared" and not r["raised"]]
+
+
 def moves(sink: Sink) -> list[tuple[int, int, int]]:
     return [
         (d.kwargs["pan_deg"], d.kwargs["tilt_deg"], d.kwargs["duration_ms"])
@@ -93,12 +107,11 @@ async def test_gesture_stays_in_range_and_ends_at_the_front(kind: str) -> None:
         assert sum(p < FRONT_PAN for p in pans) == 2
 
 
-async def test_gesture_needs_motion() -> None:
-    robot, sink = bound(["expression.runtime.v3"])
-    with pytest.raises(DirectiveError) as info:
-        await effects.gesture(robot, "nod")
-    assert info.value.kind == "undeclared"
+async def test_gesture_without_motion_is_skipped_and_traced() -> None:
+    robot, sink, records = skipping(["expression.runtime.v3"])
+    assert await effects.gesture(robot, "nod") is None
     assert sink.events == []
+    assert [call for call, _ in skipped(records)] == ["effects.gesture"]
     with pytest.raises(ValueError, match="gesture"):
         await effects.gesture(bound()[0], "wave")  # type: ignore[arg-type]
 
@@ -145,11 +158,12 @@ async def test_react_then_puts_the_drawing_back() -> None:
 
 
 async def test_react_checks_everything_before_recording() -> None:
-    robot, sink = bound(["expression.runtime.v3"])
-    with pytest.raises(DirectiveError) as info:
-        await effects.react(robot, "happy", "nod")
-    assert info.value.kind == "undeclared"
-    assert "motion" in str(info.value)
+    robot, sink, records = skipping(["expression.runtime.v3"])
+    await effects.react(robot, "happy", "nod")
+    assert sink.events == []  # skipped whole: no face left without its gesture
+    [(call, reason)] = skipped(records)
+    assert call == "effects.react"
+    assert "motion" in reason
     robot, sink = bound()
     with pytest.raises(ValueError, match="face"):
         await effects.react(robot, "angry")  # type: ignore[arg-type]
@@ -248,9 +262,11 @@ async def test_draw_checks_every_step_first() -> None:
         await effects.draw(robot, [STAR, "zz"])
     with pytest.raises(ValueError, match="interval"):
         await effects.draw(robot, [STAR], interval=-1)
-    with pytest.raises(DirectiveError):
-        await effects.draw(bound(["motion"])[0], [STAR])
     assert sink.events == []
+    robot, sink, records = skipping(["motion"])
+    await effects.draw(robot, [STAR])
+    assert sink.events == []
+    assert [call for call, _ in skipped(records)] == ["effects.draw"]
 
 
 def fills(sink: Sink) -> list[float]:
@@ -350,13 +366,17 @@ async def test_progress_errors_propagate_unchanged(autojump_clock: trio.testing.
     assert fills(sink)[-1] < 1
 
 
-async def test_progress_needs_the_runtime_and_a_turn(
+async def test_progress_without_the_runtime_is_skipped_and_needs_a_turn(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    robot, _ = bound(["motion"])
-    with pytest.raises(DirectiveError):
-        async with effects.Progress(robot, 10):
-            pass  # pragma: no cover
+    robot, sink, records = skipping(["motion"])
+    ran = False
+    async with effects.Progress(robot, 10):
+        await trio.sleep(30)
+        ran = True
+    assert ran  # the work runs, without a bar
+    assert sink.events == []
+    assert [call for call, _ in skipped(records)] == ["effects.Progress"]
     with pytest.raises(ValueError, match="seconds"):
         effects.Progress(robot, 0)
     unbound = RobotProxy(["expression.runtime.v3"])

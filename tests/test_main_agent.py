@@ -466,6 +466,22 @@ async def test_the_model_is_shown_descriptions_and_never_a_game_speaker_tag(nurs
     assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == [c["tool_calls"][0]["id"] for c in calls]
 
 
+async def test_the_model_picks_a_game_from_its_description(nursery, offline_games) -> None:
+    # The guide: "用户问有哪些游戏、主 Agent 选游戏时看的就是它" (description, not summary).
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply("", tool_calls=[("list_games", {})]), Reply("想玩哪个？"))
+    async with pipeline(builtin_games_dir(), main_model(main)) as (agent, _):
+        await agent.on_user("我想玩个动脑筋的")
+        games = agent.registry.games
+    system = main.requests[0]["messages"][0]["content"]
+    listed = json.loads(next(m["content"] for m in main.requests[1]["messages"] if m["role"] == "tool"))["games"]
+    for g in games:
+        assert g.description in system
+        entry = next(e for e in listed if e["id"] == g.id)
+        assert entry["description"] == g.description
+        assert "summary" not in entry
+
+
 async def test_a_copied_speaker_tag_is_not_spoken(nursery, offline_games) -> None:
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
     main.push(Reply("【猜数字】大了！你再猜一次"))

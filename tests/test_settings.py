@@ -213,6 +213,12 @@ def test_render_env_example_has_no_secrets() -> None:
     assert text == "# 说明\nA=1\nK=\n"
 
 
+def test_render_env_example_quotes_defaults_so_a_copied_env_reads_them_back(tmp_path: Path) -> None:
+    text = render_env_example([SettingSpec(key="GREETING", default="你好 # 朋友")])
+    path = write(tmp_path / ".env", text)
+    assert read_dotenv(path) == {"GREETING": "你好 # 朋友"}
+
+
 # ---------------------------------------------------------------- .env
 
 

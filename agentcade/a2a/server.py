@@ -69,7 +69,7 @@ from a2a.utils.errors import (
 from google.protobuf.json_format import MessageToDict
 
 from agentcade.a2a import wire
-from agentcade.a2a._http import H11Stream
+from agentcade.a2a._http import BodyTooLarge, H11Stream, PeerGone
 from agentcade.a2a.handler import GameHandler, SessionAware
 from agentcade.a2a.jsonrpc import (
     RpcCall,
@@ -122,14 +122,6 @@ class ServerLimits:
     """While a task runs, read ahead at most this much of the next (pipelined) request."""
     card_max_age: int = CARD_MAX_AGE
     """``Cache-Control: max-age`` of the agent card."""
-
-
-class _BodyTooLarge(Exception):
-    pass
-
-
-class _PeerGone(Exception):
-    pass
 
 
 def _card_etag(card: dict[str, Any]) -> str:
@@ -320,7 +312,7 @@ class A2AServer:
         conn = H11Stream(stream, h11.SERVER, max_incomplete_event_size=self.limits.max_header)
         try:
             await self._serve(conn)
-        except* (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, _PeerGone):
+        except* (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, PeerGone):
             pass  # the client went away or stopped reading
         except* Exception:  # the connection boundary: log, drop this connection only
             log.exception("A2A connection failed")
@@ -347,7 +339,7 @@ class A2AServer:
                         # single read can be bigger.
                         await self._send_error_status(conn, 431, "request header too large")
                         return
-                    body = await self._read_body(conn, request)
+                    body = await conn.read_body(request, self.limits.max_body)
             except trio.TooSlowError:
                 await self._send_error_status(conn, 408, "request timeout")
                 return
@@ -357,7 +349,7 @@ class A2AServer:
                     return  # peer closed mid-request: nobody to answer
                 await self._send_error_status(conn, status, str(exc))
                 return
-            except _BodyTooLarge:
+            except BodyTooLarge:
                 await self._send_error_status(conn, 413, "request body too large")
                 await self._drain(conn)
                 return
@@ -367,22 +359,6 @@ class A2AServer:
             if conn.conn.our_state is not h11.DONE:
                 return
             conn.conn.start_next_cycle()
-
-    async def _read_body(self, conn: H11Stream, request: h11.Request) -> bytes:
-        length = _header(request, b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.limits.max_body:
-            raise _BodyTooLarge
-        body = bytearray()
-        while True:
-            event = await conn.next_event()
-            if isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > self.limits.max_body:
-                    raise _BodyTooLarge
-            elif isinstance(event, h11.EndOfMessage):
-                return bytes(body)
-            elif isinstance(event, h11.ConnectionClosed):
-                raise _PeerGone
 
     async def _drain(self, conn: H11Stream) -> None:
         # Closing with unread data makes the kernel send RST, which can destroy the error
@@ -539,13 +515,13 @@ class A2AServer:
         except RpcError as exc:
             await self._send_body(conn, 200, encode_error(exc.request_id, exc.error))
             return
-        except (_PeerGone, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+        except (PeerGone, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
             raise  # the client is gone: nobody to answer
         except Exception:  # the request boundary: answer, then drop the connection
             log.exception("A2A request failed")
             if conn.conn.our_state is h11.SEND_RESPONSE:
                 await self._send_body(conn, 200, encode_error(None, InternalError()))
-            raise _PeerGone from None
+            raise PeerGone from None
         await self._send_body(conn, 200, encode_result(call.id, result))
 
     def _start(self, call: RpcCall) -> _Run:
@@ -681,9 +657,9 @@ class A2AServer:
                         await self._pump(conn, receive, request_id)
                     watch.cancel()
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
-                gone = True  # raised outside the nursery: callers see _PeerGone, not a group
+                gone = True  # raised outside the nursery: callers see PeerGone, not a group
         if gone or pump.cancelled_caught:
-            raise _PeerGone
+            raise PeerGone
 
     async def _cancel_task(self, request_id: RpcId, params: CancelTaskRequest) -> dict[str, Any]:
         record = self.tasks.get(params.id)
@@ -733,7 +709,7 @@ class A2AServer:
             else None
         )
         if conn.eof and run.record.state == wire.CANCELED:
-            raise _PeerGone
+            raise PeerGone
         await self._send_body(
             conn, 200, encode_result(call.id, {"task": run.record.to_dict(length)})
         )
@@ -778,7 +754,7 @@ class A2AServer:
                         await self._pump(conn, receive, request_id)
                     except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
                         # The client is gone or stopped reading. Raised below, outside the
-                        # nursery, so callers see _PeerGone and not an ExceptionGroup.
+                        # nursery, so callers see PeerGone and not an ExceptionGroup.
                         gone = True
                         record.cancel()
                     except BaseException:
@@ -792,7 +768,7 @@ class A2AServer:
                 record.set_status(wire.CANCELED, None)
                 self.tasks.finish(record)
         if gone:
-            raise _PeerGone
+            raise PeerGone
 
     async def _pump(
         self, conn: H11Stream, receive: trio.MemoryReceiveChannel[dict[str, Any]], rid: RpcId

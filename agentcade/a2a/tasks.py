@@ -30,6 +30,7 @@ from typing import Any
 import trio
 
 from agentcade.a2a import wire
+from agentcade.errors import PeerError
 
 __all__ = [
     "FINISHED_KEPT",
@@ -138,8 +139,8 @@ class TaskRecord:
         return out
 
 
-class BadPageToken(ValueError):
-    """A ListTasks ``pageToken`` this server did not hand out."""
+class BadPageToken(PeerError, ValueError):
+    """A ListTasks ``pageToken`` this server did not hand out (the client's mistake)."""
 
 
 @dataclass(frozen=True, slots=True)

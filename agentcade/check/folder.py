@@ -13,6 +13,7 @@ from pathlib import Path
 import trio
 
 from agentcade.a2a.client import A2AClient
+from agentcade.check.ids import ID_RULES, check_id
 from agentcade.check.rules import (
     _GAME_RULES,
     _SESSION_RULES,
@@ -20,9 +21,10 @@ from agentcade.check.rules import (
     DEFAULT_TIMEOUT,
     CheckResult,
 )
-from agentcade.check.session import check_session
+from agentcade.check.session import GameCalls, check_session
 from agentcade.settings import AgentSettings
 from agentcade.skill import RULES as SKILL_RULES, Skill, check_skill
+from agentcade.trace import Trace
 
 __all__ = ["run_check"]
 
@@ -60,8 +62,14 @@ async def _check_folder(
         result.problem("GAME-LOAD", str(exc), "give the path of a game folder (with SKILL.md and agent.py)")
         return result
     builtin = path.parent.name == "games"  # the same rule as open_local_game
+    _check_env_example(result, path)
 
-    skill_ok = _check_skill_file(result, path, expect_id=path.name if builtin else None)
+    skill_ok, declared = _check_skill_file(result, path, expect_id=path.name if builtin else None)
+    if declared is not None:
+        check_id(result, declared.id, author=declared.author, folder=path)
+    else:
+        for rule in ID_RULES:
+            result.skip(rule, "not checked: SKILL.md has no usable id")
     if not skill_ok:
         for rule in _GAME_RULES:
             result.skip(rule, "not checked: SKILL.md has errors")
@@ -88,8 +96,9 @@ async def _check_folder(
     _check_tool_mentions(result, game.skill, set(tools), BUILTIN_TOOL_NAMES)
     _check_settings_declared(result, path, game.agent_cls.config)
 
+    game_calls = GameCalls()
     try:
-        async with open_local_game(str(path), builtin=builtin) as local:
+        async with open_local_game(str(path), builtin=builtin, trace=Trace(game_calls)) as local:
             result.offline = bool(local.settings.llm.offline)
             async with trio.open_nursery() as nursery:
                 _port, _card_url = await nursery.start(
@@ -99,7 +108,8 @@ async def _check_folder(
                 )
                 served = f"http://127.0.0.1:{_port}/"
                 await check_session(
-                    result, served, say=say, timeout=timeout, client=client, local=True
+                    result, served, say=say, timeout=timeout, client=client, local=True,
+                    game_calls=game_calls,
                 )
                 nursery.cancel_scope.cancel()
     except (SettingsError, GameLoadError, OSError) as exc:  # settings, start-up
@@ -112,11 +122,14 @@ async def _check_folder(
     return result
 
 
-def _check_skill_file(result: CheckResult, path: Path, *, expect_id: str | None) -> bool:
-    """SKILL.md rules; returns whether it has no ``fail`` problem (so the game can load)."""
+def _check_skill_file(
+    result: CheckResult, path: Path, *, expect_id: str | None
+) -> tuple[bool, Skill | None]:
+    """SKILL.md rules; returns whether it has no ``fail`` problem (so the game can load),
+    and the declaration when it parses."""
     skill_path = path / "SKILL.md"
     if not skill_path.is_file():
-        return True  # load_game reports the missing file as GAME-LOAD
+        return True, None  # load_game reports the missing file as GAME-LOAD
     data = skill_path.read_bytes()
     try:
         text = data.decode("utf-8")
@@ -124,15 +137,15 @@ def _check_skill_file(result: CheckResult, path: Path, *, expect_id: str | None)
         result.problem(
             "SKILL-ENCODING", f"SKILL.md is not valid UTF-8 (byte {exc.start})", "save SKILL.md as UTF-8"
         )
-        return False
-    _skill, problems = check_skill(text, source=str(skill_path), expect_id=expect_id)
+        return False, None
+    skill, problems = check_skill(text, source=str(skill_path), expect_id=expect_id)
     for p in problems:
         result.problem(p.rule, f"SKILL.md: {p.field}: {p.message}", p.fix)
     for rule in SKILL_RULES:
         if rule == "SKILL-ID-FOLDER" and expect_id is None:
             continue
         result.ok(rule, "SKILL.md follows this rule")
-    return not any(p.level == "fail" for p in problems)
+    return not any(p.level == "fail" for p in problems), skill
 
 
 def _check_tool_mentions(
@@ -178,6 +191,45 @@ def _check_settings_declared(result: CheckResult, folder: Path, config_cls: type
         )
     else:
         result.ok("SETTINGS-UNDECLARED")
+
+
+def _check_env_example(result: CheckResult, folder: Path) -> None:
+    """``.env.example`` is what ``agentcade env-example`` writes from settings.yaml now:
+    whoever runs the game copies it to ``.env``, so a missing key there is a setting
+    nobody knows to fill in."""
+    from agentcade.settings import SettingsError, env_example, read_dotenv
+
+    fix = f"run: agentcade env-example {folder}"
+    try:
+        expected = env_example(folder)
+    except SettingsError:
+        result.skip("SETTINGS-ENV-EXAMPLE", "not checked: settings.yaml does not load (see GAME-LOAD)")
+        return
+    path = folder / ".env.example"
+    try:
+        found = path.read_text(encoding="utf-8")
+        keys = set(read_dotenv(path))
+    except FileNotFoundError:
+        result.problem("SETTINGS-ENV-EXAMPLE", "the folder has no .env.example", fix)
+        return
+    except (OSError, UnicodeDecodeError, SettingsError) as exc:
+        result.problem("SETTINGS-ENV-EXAMPLE", f".env.example cannot be read: {exc}", fix)
+        return
+    if found.replace("\r\n", "\n") != expected:
+        from agentcade.settings import env_example_specs
+
+        wanted = [spec.key for spec in env_example_specs(folder)]
+        missing = [k for k in wanted if k not in keys]
+        extra = sorted(keys - set(wanted))
+        what = "; ".join(
+            part for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"not in settings.yaml: {', '.join(extra)}" if extra else "",
+            ) if part
+        ) or "descriptions or defaults changed"
+        result.problem("SETTINGS-ENV-EXAMPLE", f".env.example is out of date with settings.yaml ({what})", fix)
+        return
+    result.ok("SETTINGS-ENV-EXAMPLE")
 
 
 def _skip_session(result: CheckResult, why: str) -> None:

@@ -19,6 +19,7 @@ import trio
 from agentcade.a2a.card import CardInfo, endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.allowlist import KNOWN_CAPABILITIES
+from agentcade.check.ids import ID_RULES, check_id
 from agentcade.check.rules import (
     _SESSION_RULES,
     DEFAULT_SAY,
@@ -39,7 +40,30 @@ from agentcade.protocol import (
     unknown_fields,
 )
 
-__all__ = ["check_session"]
+__all__ = ["GameCalls", "check_session"]
+
+
+class GameCalls:
+    """The robot calls a local game was refused, from its trace (a ``Trace`` sink).
+
+    A local game's refused calls never reach a reply: an undeclared one is skipped and an
+    invalid one raised inside the tool (the model gets the error). The game's robot proxy
+    traces each as ``directive_skipped``; ``check`` serves the folder in its own process,
+    so it listens to that trace and fails ``DIRECTIVE-UNDECLARED`` / ``DIRECTIVE-INVALID``
+    for every one, naming the tool and the call.
+    """
+
+    def __init__(self) -> None:
+        self._records: list[dict[str, Any]] = []
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        if record.get("type") == "directive_skipped":
+            self._records.append(record)
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The records since the last drain."""
+        out, self._records = self._records, []
+        return out
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -67,11 +91,13 @@ async def check_session(
     timeout: float = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per request
     client: A2AClient | None = None,
     local: bool = False,
+    game_calls: GameCalls | None = None,
 ) -> None:
     """The card and session checks against ``url``; findings go into ``result``.
 
     ``local``: ``url`` is a folder served by ``check`` itself (SKILL.md rules already ran,
-    so the card's author/capabilities are not checked again).
+    so the card's author/capabilities are not checked again). ``game_calls``: that game's
+    refused robot calls, read after each request.
     """
     result.url = url
     a2a = client or A2AClient(reply_timeout=timeout)
@@ -93,7 +119,7 @@ async def check_session(
             "serve the card at /.well-known/agent-card.json (see the guide's 不用 Python 写)",
         )
         for rule in ("CARD-STREAMING", "CARD-PROTOCOL", "CARD-URL-MISMATCH", "PROTOCOL-SUNSET",
-                     *_SESSION_RULES):
+                     *_SESSION_RULES, *([] if local else ID_RULES)):
             result.skip(rule, "not checked: no usable agent card")
         return
     result.card = card
@@ -114,6 +140,7 @@ async def check_session(
     result.ok("CARD-URL-MISMATCH")
     if not local:
         _check_card_declaration(result, card)
+        check_id(result, card.game_id, url=url, author=card.author)
 
     protocol = negotiate_protocol(card)
     if protocol is None:
@@ -137,7 +164,7 @@ async def check_session(
         )
     result.ok("PROTOCOL-SUNSET")
 
-    session = _Session(result, a2a, endpoint_for(url, card), protocol, card, timeout)
+    session = _Session(result, a2a, endpoint_for(url, card), protocol, card, timeout, game_calls)
     await session.run(say)
 
 
@@ -193,8 +220,11 @@ class _Session:
         protocol: str,
         card: CardInfo,
         timeout: float,
+        game_calls: GameCalls | None = None,
     ) -> None:
         self.result = result
+        self.game_calls = game_calls
+        self.seen_refused: set[tuple[str | None, str]] = set()
         self.client = client
         self.endpoint = endpoint
         self.protocol = protocol
@@ -246,7 +276,7 @@ class _Session:
                     f"the first reply to {outcome.kind} came after {outcome.first_after:.1f} s",
                     'say something first (turn.say("稍等")) and show effects.Progress',
                 )
-        for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-UNKNOWN-FIELD",
+        for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-PROTOCOL", "REPLY-UNKNOWN-FIELD",
                      "REPLY-ENDED-EARLY", "SESSION-TIMEOUT", "DIRECTIVE-INVALID",
                      "DIRECTIVE-UNDECLARED"):
             r.ok(rule)
@@ -268,7 +298,9 @@ class _Session:
                         self.check_directives(game_input.kind, reply)
             except GameRemoteError as exc:
                 outcome.error = exc
-        self.inspect_raw(game_input.kind, results)
+        raw_problem = self.inspect_raw(game_input.kind, results)
+        if self.game_calls is not None:
+            self.report_refused(game_input.kind, self.game_calls.drain())
         timed_out = outcome.error is not None and outcome.error.kind == RemoteErrorKind.TIMEOUT
         if scope.cancelled_caught or timed_out:
             outcome.timed_out = True
@@ -281,6 +313,7 @@ class _Session:
             outcome.error is not None
             and outcome.error.kind == RemoteErrorKind.PROTOCOL
             and not isinstance(outcome.error, ReplyCutShort)
+            and not raw_problem  # the client stopped at a reply already reported
             and not any(f.rule == "REPLY-FORMAT" for f in self.result.findings)
         ):
             self.result.problem(
@@ -290,12 +323,15 @@ class _Session:
             )
         return outcome
 
-    def inspect_raw(self, kind: str, results: list[object]) -> None:
-        """REPLY-FORMAT and REPLY-UNKNOWN-FIELD from the raw DataParts."""
+    def inspect_raw(self, kind: str, results: list[object]) -> bool:
+        """REPLY-FORMAT, REPLY-PROTOCOL and REPLY-UNKNOWN-FIELD from the raw DataParts;
+        returns whether a reply failed REPLY-FORMAT or REPLY-PROTOCOL."""
+        failed = False
         for data in _reply_payloads(results):
             try:
-                parse_reply(data)
+                reply = parse_reply(data)
             except ProtocolError as exc:
+                failed = True
                 self.result.problem(
                     "REPLY-FORMAT",
                     f"a reply to {kind} is not a valid GameReply: {exc}",
@@ -303,6 +339,15 @@ class _Session:
                     '"session": "active|ended"} in a DataPart',
                 )
                 continue
+            if reply.protocol != self.protocol:
+                failed = True
+                self.result.problem(
+                    "REPLY-PROTOCOL",
+                    f"a reply to {kind} speaks {reply.protocol!r}, but the request (and the "
+                    f"version both sides share) is {self.protocol!r}",
+                    f'answer in the version of the request (GameInput.protocol): '
+                    f'"protocol": "{self.protocol}"',
+                )
             for name in unknown_fields(data):
                 if name in self.seen_unknown:
                     continue
@@ -312,6 +357,7 @@ class _Session:
                     f"a reply to {kind} has the field {name!r}, which the protocol does not define",
                     "check the spelling (text, directives, session, protocol; call, args, kwargs)",
                 )
+        return failed
 
     def check_directives(self, kind: str, reply: GameReply) -> None:
         for directive in reply.directives:
@@ -322,6 +368,25 @@ class _Session:
                 rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
                 fix = exc.hint or "use only the open SDK calls with the SDK's arguments"
                 self.result.problem(rule, f"a reply to {kind} has {directive.describe()}: {exc.reason}", fix)
+
+    def report_refused(self, kind: str, records: list[dict[str, Any]]) -> None:
+        """A local game's refused robot calls (``GameCalls``), each (tool, call) once."""
+        for record in records:
+            tool = record.get("tool")
+            described = str(record.get("directive") or record.get("call"))
+            if (tool, described) in self.seen_refused:
+                continue
+            self.seen_refused.add((tool, described))
+            undeclared = record.get("kind") == DirectiveErrorKind.UNDECLARED
+            rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
+            what = "hook" if tool in ("on_start", "on_end") else "tool"
+            who = f"the {what} {tool!r}" if tool else "the game"
+            outcome = "skipped" if undeclared else "raised DirectiveError"
+            self.result.problem(
+                rule,
+                f"during {kind}, {who} calls {described}: {record.get('reason')} ({outcome})",
+                str(record.get("hint") or "use only the open SDK calls with the SDK's arguments"),
+            )
 
     def judge_request(self, outcome: _Outcome) -> None:
         r = self.result

@@ -7,7 +7,9 @@ After a game ends, the next line starts a new one. Lines come from stdin, so
 
 ``--trace`` prints, per game, the composed system prompt once and then the state each
 round, the messages sent to the model and every tool call with its arguments and result;
-``--trace-file PATH`` writes the same records as JSON lines.
+``--trace-file PATH`` writes the same records as JSON lines. A robot call the game may not
+make (undeclared capability: skipped; not open or invalid: the tool fails) is always shown,
+``[机器人] 没执行 ...``, since the author would otherwise never learn of it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the simulator; exit code 0, or 1 when the game cannot be opened."""
     try:
         with trace_from_args(args, ConsoleTrace()) as trace:
+            trace.add_sink(print_skipped)
             return trio.run(_chat, args, trace)
     except (GameLoadError, SettingsError) as exc:
         print(f"agentcade chat: {exc}", file=sys.stderr)
@@ -108,6 +111,14 @@ def print_reply(reply: GameReply) -> None:
         print(f"  [机器人] {directive.describe()}", flush=True)
     if reply.text:
         print(f"小懒：{reply.text}", flush=True)
+
+
+def print_skipped(rec: dict[str, Any]) -> None:
+    """A robot call the game may not make, where its directives would have printed."""
+    if rec.get("type") == "directive_skipped":
+        where = f"（{rec['tool']}）" if rec.get("tool") else ""
+        print(f"  [机器人] 没执行 {rec.get('directive') or rec.get('call')}{where}：{rec.get('reason')}",
+              flush=True)
 
 
 class LineReader:

@@ -7,8 +7,17 @@ accepts, host limits) and then recorded as a :class:`~agentcade.protocol.Directi
 the sink bound for the current request. The main agent runs the directives later, in
 order, so calls return ``None`` and do not wait for the robot.
 
-The sink is bound by ``SkillAgent`` for the length of a request (``proxy.bind(sink)`` /
-``proxy.bind(None)``); a call outside a request raises ``RuntimeError``.
+A call the game may not make is refused the way the main agent refuses it, and traced
+``directive_skipped`` (call, directive, kind, reason, hint, tool, raised) so that ``check``
+sees every one: a call whose capability the game did not declare is skipped (nothing is
+recorded, the call returns ``None``, as on the robot); a call that is not open or has
+arguments the SDK or the host limits reject raises ``DirectiveError`` (``raised=True``),
+which a tool hands to the model as its error. ``tool`` is the tool or hook that made the
+call (``agentcade.trace.current_caller``).
+
+The sink and the trace are bound by ``SkillAgent`` for the length of a request
+(``proxy.bind(sink, trace)`` / ``proxy.bind(None)``); a call outside a request raises
+``RuntimeError``.
 
 The proxy also remembers whether the game's expression runtime owns the screen, the way
 the SDK does (``start`` takes it; ``stop``, animations, behaviours, official expressions
@@ -34,7 +43,9 @@ from agentcade.device.validate import (
     sdk_signature,
     validate_directive,
 )
+from agentcade.errors import DirectiveErrorKind
 from agentcade.protocol import Directive
+from agentcade.trace import NULL_TRACE, Trace, current_caller
 
 __all__ = ["DirectiveSink", "RobotProxy", "flush_directives"]
 
@@ -103,12 +114,13 @@ class RobotProxy:
 
     Args:
         declared_capabilities: the game's ``required_capabilities``; a call whose
-            capability is not among them raises ``DirectiveError(kind="undeclared")``.
+            capability is not among them is skipped and traced.
     """
 
     def __init__(self, declared_capabilities: Collection[str]) -> None:
         self._declared: tuple[str, ...] = tuple(dict.fromkeys(declared_capabilities))
         self._sink: DirectiveSink | None = None
+        self._trace: Trace = NULL_TRACE
         self._owns_display = False
         for domain, cls in _DOMAIN_CLASSES.items():
             object.__setattr__(self, domain, cls(self))
@@ -129,7 +141,9 @@ class RobotProxy:
         # Only reached for names that are not set: domains are instance attributes.
         if name.startswith("_"):
             raise AttributeError(name)
-        raise not_allowed(name)
+        error = not_allowed(name)
+        self.refuse(error, name)
+        raise error  # pragma: no cover - refuse raises every kind but undeclared
 
     def __repr__(self) -> str:
         state = "bound" if self._sink is not None else "unbound"
@@ -137,17 +151,50 @@ class RobotProxy:
 
     # -- host-facing ----------------------------------------------------------------------
 
-    def bind(self, sink: DirectiveSink | None) -> None:
-        """Record into ``sink`` from now on; ``None`` ends the request."""
+    def bind(self, sink: DirectiveSink | None, trace: Trace | None = None) -> None:
+        """Record into ``sink`` (and refusals into ``trace``) from now on; ``None`` ends
+        the request."""
         self._sink = sink
+        self._trace = trace if trace is not None and sink is not None else NULL_TRACE
+
+    def refuse(self, error: DirectiveError, described: str) -> None:
+        """Trace a call the game may not make; raise ``error`` unless it is undeclared.
+
+        An undeclared call is skipped, not raised: the robot would skip it too (the main
+        agent re-validates every directive), and a game that forgot a capability should
+        go on playing. ``check`` reads the trace and fails the game either way.
+
+        Raises:
+            DirectiveError: ``error``, when it is not of kind ``undeclared``.
+            RuntimeError: outside a game turn.
+        """
+        skipped = error.kind == DirectiveErrorKind.UNDECLARED
+        if skipped and self._sink is None:
+            raise RuntimeError(OUTSIDE_TURN)
+        self._trace.record(
+            "directive_skipped",
+            call=error.call,
+            directive=described,
+            kind=error.kind,
+            reason=error.reason,
+            hint=error.hint,
+            tool=current_caller(),
+            raised=not skipped,
+        )
+        if not skipped:
+            raise error
 
     def _call(self, call: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        directive = Directive(
-            call=call,
-            args=[_json_safe(call, f"argument {i + 1}", a) for i, a in enumerate(args)],
-            kwargs={k: _json_safe(call, k, v) for k, v in kwargs.items()},
-        )
-        validate_directive(directive, self._declared)
+        try:
+            directive = Directive(
+                call=call,
+                args=[_json_safe(call, f"argument {i + 1}", a) for i, a in enumerate(args)],
+                kwargs={k: _json_safe(call, k, v) for k, v in kwargs.items()},
+            )
+            validate_directive(directive, self._declared)
+        except DirectiveError as error:
+            self.refuse(error, _describe(call, args, kwargs))
+            return
         sink = self._sink
         if sink is None:
             raise RuntimeError(OUTSIDE_TURN)
@@ -181,10 +228,26 @@ class _ProxyDomain:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        raise not_allowed(f"{self._domain}.{name}")
+        call = f"{self._domain}.{name}"
+        error = not_allowed(call)
+        proxy = self._proxy()
+        if proxy is not None:
+            proxy.refuse(error, call)
+        raise error
 
     def __repr__(self) -> str:
         return f"<robot.{self._domain}: {', '.join(allowed_in_domain(self._domain))}>"
+
+
+def _describe(call: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The call as the game wrote it, for the trace (values that are not JSON too)."""
+    parts = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
+    return f"{call}({', '.join(parts)})"
+
+
+def _short(value: object, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _make_method(call: str) -> Callable[..., Coroutine[Any, Any, None]]:
@@ -196,7 +259,8 @@ def _make_method(call: str) -> Callable[..., Coroutine[Any, Any, None]]:
     method.__qualname__ = f"robot.{call}"
     method.__doc__ = (
         f"Send the SDK call ``{call}{sig}`` to the robot.\n\n"
-        "Checked now (raises DirectiveError), run later by the main agent; returns None."
+        "Checked now (raises DirectiveError; skipped when its capability is not declared), "
+        "run later by the main agent; returns None."
     )
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
     # inspect.signature() reads __signature__; typeshed does not declare it on functions.

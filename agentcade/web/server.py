@@ -24,7 +24,8 @@ import h11
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, wrap_server_stream
 
-from agentcade.a2a._http import H11Stream
+from agentcade.a2a._http import BodyTooLarge, H11Stream, PeerGone
+from agentcade.errors import InputError
 from agentcade.main.registry import GameRegistry
 from agentcade.trace import Trace
 from agentcade.web.app import PagesApp, Response
@@ -39,7 +40,7 @@ DEFAULT_PORT = 8790
 _SERVER = (b"server", b"agentcade-pages")
 
 
-class PagesError(Exception):
+class PagesError(InputError):
     """The pages could not start (the port is taken); the message says what to do."""
 
 
@@ -53,10 +54,6 @@ class PagesLimits:
     write_timeout: float = 20.0
     watch_queue: int = 256
     """Records a live-view socket may fall behind before it is dropped (the page reconnects)."""
-
-
-class _BodyTooLarge(Exception):
-    pass
 
 
 class _RecordingStream(trio.abc.Stream):
@@ -132,7 +129,7 @@ class PagesServer:
         conn = H11Stream(recording, h11.SERVER, max_incomplete_event_size=self.limits.max_header)
         try:
             await self._serve(conn, recording)
-        except* (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+        except* (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, PeerGone):
             pass
         except* Exception:  # the connection boundary: one broken request never stops the pages
             log.exception("pages connection failed")
@@ -162,7 +159,7 @@ class PagesServer:
                         await self._websocket(conn, request, headers, head)
                         return
                     recording.recorded = None
-                    body = await self._read_body(conn, headers)
+                    body = await conn.read_body(request, self.limits.max_body)
             except trio.TooSlowError:
                 await self._send(conn, Response.json({"errors": {"": "request timeout"}}, 408), close=True)
                 return
@@ -170,7 +167,7 @@ class PagesServer:
                 if not conn.eof:
                     await self._send(conn, Response.json({"errors": {"": str(exc)}}, exc.error_status_hint), close=True)
                 return
-            except _BodyTooLarge:
+            except BodyTooLarge:
                 await self._send(conn, Response.json({"errors": {"": "内容太大了"}}, 413), close=True)
                 return
             first = False
@@ -179,22 +176,6 @@ class PagesServer:
             if conn.conn.our_state is not h11.DONE or conn.conn.their_state is not h11.DONE:
                 return
             conn.conn.start_next_cycle()
-
-    async def _read_body(self, conn: H11Stream, headers: Mapping[str, str]) -> bytes:
-        length = headers.get("content-length", "")
-        if length.isdigit() and int(length) > self.limits.max_body:
-            raise _BodyTooLarge
-        body = bytearray()
-        while True:
-            event = await conn.next_event()
-            if isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > self.limits.max_body:
-                    raise _BodyTooLarge
-            elif isinstance(event, h11.EndOfMessage):
-                return bytes(body)
-            else:
-                raise trio.BrokenResourceError("the page went away mid-request")
 
     def _refusal(self, request: h11.Request, headers: Mapping[str, str], write: bool) -> Response | None:
         refusal = check_request(

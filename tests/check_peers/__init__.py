@@ -1,6 +1,6 @@
 """Games written directly on a2a-sdk's server, not with agentcade, for ``check``'s tests.
 
-Each module (``compliant``, ``violating``) defines ``make_app(port) -> Starlette``. Run one
+Each module (``compliant``, ``violating``, ``old_version``) defines ``make_app(port) -> Starlette``. Run one
 with ``python -m tests.check_peers <name> <port>`` (uvicorn); ``PeerProcess`` does that in a
 subprocess on a free port and waits until it accepts connections.
 """

@@ -1,4 +1,4 @@
-"""``python -m tests.check_peers <compliant|violating> <port>``: serve one peer game."""
+"""``python -m tests.check_peers <compliant|violating|old_version> <port>``: serve one peer game."""
 
 from __future__ import annotations
 

@@ -5,6 +5,10 @@ one. The binary runs from an empty folder with an almost empty environment (no P
 no checkout, no model settings), and the real ``agentcade check`` and ``chat`` talk to it
 over A2A. The deploy recipes' command lines (Dockerfile ``CMD``, systemd ``ExecStart``)
 are run as written, with only the port changed to a free one.
+
+The template is built the way its README tells an author to deploy it: copied and renamed
+first, here to ``riddle_remote`` (the catalog's id for the deployed template), since a
+remote game may not take a built-in game's id (``check`` fails ``CATALOG-ID-BUILTIN``).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,7 +37,8 @@ pytestmark = pytest.mark.build
 ROOT = Path(__file__).resolve().parents[1]
 RIDDLE = ROOT / "games" / "riddle"
 DEPLOY = RIDDLE / "deploy"
-EXE_NAME = "riddle.exe" if sys.platform == "win32" else "riddle"
+GAME_ID = "riddle_remote"
+EXE_NAME = f"{GAME_ID}.exe" if sys.platform == "win32" else GAME_ID
 BUILD_TIMEOUT_S = 1800
 RUN_TIMEOUT_S = 120
 
@@ -51,8 +57,15 @@ def exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("PyInstaller is not installed (pip install -e '.[build]')")
     out = tmp_path_factory.mktemp("out")
     work = tmp_path_factory.mktemp("work")
+    game = tmp_path_factory.mktemp("src") / GAME_ID
+    shutil.copytree(RIDDLE, game, ignore=shutil.ignore_patterns("__pycache__", ".env"))
+    skill = game / "SKILL.md"
+    text, renamed = re.subn(r"^id: riddle$", f"id: {GAME_ID}", skill.read_text(encoding="utf-8"),
+                            count=1, flags=re.M)
+    assert renamed == 1, "the template's SKILL.md no longer says id: riddle"
+    skill.write_text(text, encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "agentcade", "build-game", str(RIDDLE), "--out", str(out),
+        [sys.executable, "-m", "agentcade", "build-game", str(game), "--out", str(out),
          "--work", str(work)],
         cwd=tmp_path_factory.mktemp("cwd"),
         capture_output=True,
@@ -145,10 +158,11 @@ def test_the_binary_holds_the_one_game_and_nothing_else_from_games(exe: Path) ->
     from PyInstaller.archive.readers import CArchiveReader
 
     names = set(CArchiveReader(str(exe)).toc)
-    game = {n.removeprefix("game/riddle/") for n in names if n.startswith("game/riddle/")}
+    prefix = f"game/{GAME_ID}/"
+    game = {n.removeprefix(prefix) for n in names if n.startswith(prefix)}
     assert {"SKILL.md", "agent.py", "config.py", "riddles.yaml", "settings.yaml"} <= game
     assert not [n for n in names if n.startswith("games/")]
-    assert not [n for n in names if n.startswith("game/") and not n.startswith("game/riddle/")]
+    assert not [n for n in names if n.startswith("game/") and not n.startswith(prefix)]
     assert not [n for n in game if n.startswith(("deploy/", ".")) or "/." in n]
 
 
@@ -156,7 +170,7 @@ def test_version_names_the_game_and_the_runtime(exe: Path, tmp_path: Path) -> No
     proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
                           env=clean_env(tmp_path), cwd=tmp_path, timeout=RUN_TIMEOUT_S, check=False)
     assert proc.returncode == 0, _explain(proc)
-    assert proc.stdout.strip() == f"riddle 1.0.0 (agentcade {__version__})"
+    assert proc.stdout.strip() == f"{GAME_ID} 1.0.0 (agentcade {__version__})"
 
 
 def test_help_lists_the_serve_options(exe: Path, tmp_path: Path) -> None:
@@ -165,7 +179,7 @@ def test_help_lists_the_serve_options(exe: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, _explain(proc)
     for option in ("--port", "--host", "--public-url", "--max-sessions", "--version"):
         assert option in proc.stdout
-    assert proc.stdout.startswith("usage: riddle")
+    assert proc.stdout.startswith(f"usage: {GAME_ID}")
 
 
 def test_check_passes_and_chat_plays_a_round_against_the_binary(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -176,7 +190,7 @@ def test_check_passes_and_chat_plays_a_round_against_the_binary(start, tmp_path:
 
     chat = _agentcade("chat", game.url, stdin="我猜是水\n/quit\n", home=tmp_path)
     assert chat.returncode == 0, _explain(chat)
-    assert "—— 猜谜语（riddle）" in chat.stdout, _explain(chat)
+    assert f"—— 猜谜语（{GAME_ID}）" in chat.stdout, _explain(chat)
     assert re.search(r"你：我猜是水\n(.*\n)*小懒：\S+", chat.stdout), _explain(chat)
     assert "Traceback" not in chat.stderr + game.output()
 

@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "play": ("agentcade.commands.play", "the whole pipeline in text: main agent and every game"),
     "chat": ("agentcade.commands.chat", "the text simulator: talk to one game directly"),
     "serve": ("agentcade.commands.serve", "serve one game over A2A (trio + h11)"),
+    "build-game": ("agentcade.commands.build_game", "build one game as a standalone binary"),
     "check": ("agentcade.commands.check", "compliance check of a game folder or URL"),
     "catalog": ("agentcade.commands.catalog", "validate a game catalog file"),
     "test": ("agentcade.commands.test", "scenario tests of a game folder, pass rate per scenario"),

@@ -51,6 +51,11 @@ def session_count(text: str) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``agentcade serve``."""
     p.add_argument("game", help="game folder or built-in game id")
+    add_serve_options(p)
+
+
+def add_serve_options(p: argparse.ArgumentParser) -> None:
+    """The serving options, shared with a game binary (``agentcade build-game``)."""
     p.add_argument("--port", type=port_number, default=7860,
                    help="TCP port, 0..65535 (default: %(default)s; 0 = any free port)")
     p.add_argument("--host", default="0.0.0.0", help="bind address (default: %(default)s)")

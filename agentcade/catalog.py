@@ -11,7 +11,8 @@ built-in game, https URLs, and the declaration rules of ``agentcade.skill`` (the
 checked as the SKILL.md frontmatter it summarizes, so the rule IDs are the same:
 ``SKILL-ID-FORMAT``, ``SKILL-SUMMARY-LENGTH``, ``SKILL-VERSION-SEMVER``,
 ``SKILL-CAPABILITY-UNKNOWN`` ...). ``check_online`` fetches each game's card and reports
-entries whose name, version or capabilities differ from it, and unreachable games.
+entries whose id, name, summary, author, version or capabilities differ from it, and
+unreachable games.
 """
 
 from __future__ import annotations
@@ -222,7 +223,10 @@ async def check_online(
                                       "check the url, and that the game is deployed and running"))
             return
         for rule, name, ours, theirs in (
+            ("CATALOG-ONLINE-ID", "id", entry.id, card.game_id),
             ("CATALOG-ONLINE-NAME", "name", entry.name, card.name),
+            ("CATALOG-ONLINE-SUMMARY", "summary", entry.summary, card.summary),
+            ("CATALOG-ONLINE-AUTHOR", "author", entry.author, card.author),
             ("CATALOG-ONLINE-VERSION", "version", entry.version, card.version),
             ("CATALOG-ONLINE-CAPABILITIES", "required_capabilities",
              sorted(set(entry.required_capabilities)), sorted(set(card.capabilities))),

@@ -10,13 +10,16 @@ The branches say whose fault it is, like h11's ``LocalProtocolError`` /
     │   ├── SkillError            a SKILL.md with at least one ``fail`` problem
     │   ├── ToolDefinitionError   a ``@tool`` declaration the runtime cannot use
     │   ├── VectorError           a drawing the robot cannot show
-    │   └── DirectiveError        a robot call a game may not make (``DirectiveErrorKind``)
+    │   ├── DirectiveError        a robot call a game may not make (``DirectiveErrorKind``)
+    │   ├── TraceFileError        ``--trace-file`` names a file that cannot be opened
+    │   └── AddressError          ``serve`` cannot listen there (port taken, unknown host)
     ├── PeerError                 the other side of the protocol broke it
     │   ├── ProtocolError         a message that breaks agentcade/1
     │   │   └── UnsupportedContent  only media a game cannot take (A2A -32005)
     │   ├── CardError             an agent card we cannot play
     │   └── GameRemoteError       a remote game delivered no reply (``RemoteErrorKind``)
     │       └── ReplyCutShort     its stream ended before the final reply
+    ├── GameCodeError             a game's own code raised ``SystemExit``/``KeyboardInterrupt``
     ├── ModelError                the model failed: HTTP, timeout, garbage, bad tool calls
     ├── VoiceError                speech recognition or synthesis failed (``agentcade run``)
     └── DeviceError               the robot did not carry out a call (``DeviceErrorKind``)
@@ -39,12 +42,14 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 __all__ = [
+    "AddressError",
     "AgentcadeError",
     "CardError",
     "DeviceError",
     "DeviceErrorKind",
     "DirectiveError",
     "DirectiveErrorKind",
+    "GameCodeError",
     "GameLoadError",
     "GameRemoteError",
     "InputError",
@@ -56,6 +61,7 @@ __all__ = [
     "SettingsError",
     "SkillError",
     "ToolDefinitionError",
+    "TraceFileError",
     "UnsupportedContent",
     "VectorError",
     "VoiceError",
@@ -80,6 +86,14 @@ class GameLoadError(InputError):
 
 class SettingsError(InputError):
     """Settings are missing or invalid. The message names the file or key and the fix."""
+
+
+class TraceFileError(InputError):
+    """``--trace-file`` names a file that cannot be opened (a directory, no permission)."""
+
+
+class AddressError(InputError):
+    """A server cannot listen where it was told: the port is taken, the host is unknown."""
 
 
 class _Problem(Protocol):
@@ -220,6 +234,14 @@ class ReplyCutShort(GameRemoteError):
 
 
 # --------------------------------------------------------------------------- model, robot
+
+
+class GameCodeError(AgentcadeError):
+    """A game's own code raised ``SystemExit`` or ``KeyboardInterrupt`` (``exit()`` in a tool).
+
+    Those are ``BaseException``s that would end the whole program, every other family's
+    session with it; the host turns them into this, and the one session fails instead.
+    """
 
 
 class ModelError(AgentcadeError):

@@ -86,12 +86,13 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 from pypinyin import Style, lazy_pinyin, pinyin
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["fuzzy_syllable", "is_match", "normalize", "parse_number"]
+__all__ = ["fuzzy_syllable", "help_request", "is_match", "normalize", "parse_number"]
 
 # --------------------------------------------------------------------------------------
 # Normalisation
@@ -286,6 +287,40 @@ def parse_number(text: str) -> int | None:
     if len(values) != 1:
         return None
     return values.pop()
+
+
+# --------------------------------------------------------------------------------------
+# Asking for help
+# --------------------------------------------------------------------------------------
+
+_HINT_PHRASES = ("提示", "线索", "给点提醒", "提醒一下", "想不出", "想不起", "不知道是什么")
+_GIVE_UP_PHRASES = (
+    "猜不出", "猜不到", "猜不着", "放弃", "不猜了", "认输", "告诉我答案", "公布答案", "答案是什么",
+    "说答案", "揭晓", "投降",
+)  # fmt: skip
+_HELP_EXACT = ("不知道", "不晓得", "不会", "不懂", "想不到", "好难", "太难了", "难")
+_HELP_TRIM_HEAD = "我嗯呃额啊哎唉真还是都也"
+_HELP_TRIM_TAIL = "呀啊呢了耶哦嘛诶哇啦"
+
+
+def help_request(text: str) -> Literal["hint", "give_up"] | None:
+    """Whether the line asks for help rather than guessing: "hint", "give_up" or None.
+
+    "不知道", "我不会", "想不出来", "给个提示" ask for a hint; "猜不出来", "我放弃",
+    "告诉我答案" give up. Neither is ever a wrong guess. A game decides what it does with
+    each (a hint first, the answer once the hints are used up, …).
+    """
+    heard = normalize(text)
+    if not heard:
+        return None
+    if any(p in heard for p in _GIVE_UP_PHRASES):
+        return "give_up"
+    if any(p in heard for p in _HINT_PHRASES):
+        return "hint"
+    core = heard.lstrip(_HELP_TRIM_HEAD).rstrip(_HELP_TRIM_TAIL)
+    if core in _HELP_EXACT or heard in _HELP_EXACT:
+        return "hint"
+    return None
 
 
 def _int_to_zh(n: int) -> str:

@@ -58,15 +58,18 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from agentcade.errors import SettingsError
 
 __all__ = [
+    "BUDGET_SPECS",
     "LLM_KEYS",
     "LLM_SPECS",
     "SETTINGS_YAML_HEADER",
     "AgentSettings",
+    "Budgets",
     "LLMSettings",
     "SettingSpec",
     "SettingsError",
     "env_example",
     "env_example_specs",
+    "load_budgets",
     "load_game_settings",
     "load_settings_spec",
     "read_dotenv",
@@ -131,7 +134,7 @@ LLM_SPECS: tuple[SettingSpec, ...] = (
     SettingSpec(key="LLM_BASE_URL", description="大模型服务地址（OpenAI 兼容），比如 https://api.openai.com/v1"),
     SettingSpec(key="LLM_API_KEY", description="大模型服务的密钥", secret=True),
     SettingSpec(key="LLM_MODEL", description="大模型名称", default="gpt-4o-mini"),
-    SettingSpec(key="LLM_TIMEOUT", description="每次请求大模型最多等多少秒", default="60"),
+    SettingSpec(key="LLM_TIMEOUT", description="每次请求大模型最多等多少秒（1 到 300）", default="60"),
     SettingSpec(key="LLM_TEMPERATURE", description="大模型的温度，0 到 2", default="0.7"),
 )
 """The ``LLM_*`` keys every game resolves, with their defaults."""
@@ -156,6 +159,8 @@ def load_settings_spec(path: Path) -> list[SettingSpec]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise SettingsError(f"{path}: 读不到这个文件（{exc.strerror or exc}）") from exc
+    except UnicodeDecodeError as exc:
+        raise SettingsError(_not_utf8(path, exc)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -249,9 +254,13 @@ def read_dotenv(path: Path) -> dict[str, str]:
 
     Raises:
         FileNotFoundError: (and other ``OSError``) the file cannot be read.
-        SettingsError: a line is not ``KEY=VALUE``; the message gives ``path:line``.
+        SettingsError: a line is not ``KEY=VALUE``, or the file is not UTF-8 text; the
+            message gives ``path:line``.
     """
-    text = Path(path).read_text(encoding="utf-8-sig")
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(_not_utf8(path, exc)) from None
     values: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -268,6 +277,12 @@ def read_dotenv(path: Path) -> dict[str, str]:
         except ValueError as exc:
             raise SettingsError(f"{path}:{number}: {key} 的值{exc}") from None
     return values
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    """The one line for a settings file in another encoding (GBK from Notepad, binary)."""
+    line = exc.object[: exc.start].count(b"\n") + 1
+    return f"{path}:{line}: 不是 UTF-8 文本，请用 UTF-8 编码另存这个文件"
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
@@ -418,7 +433,8 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     model: str = "gpt-4o-mini"
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: float = Field(default=60.0, gt=0, le=300)
+    """The budget of one model call in seconds, retries included (``LLM_TIMEOUT``, 1..300)."""
     temperature: float = Field(default=0.7, ge=0, le=2)
 
     @property
@@ -442,22 +458,28 @@ class LLMSettings(BaseModel):
         if model := values.get("LLM_MODEL", "").strip():
             data["model"] = model
         for key, field, low, high in (
-            ("LLM_TIMEOUT", "timeout", 0.0, None),
+            ("LLM_TIMEOUT", "timeout", 1.0, 300.0),
             ("LLM_TEMPERATURE", "temperature", 0.0, 2.0),
         ):
             raw = values.get(key, "").strip()
-            if not raw:
-                continue
-            try:
-                number = float(raw)
-            except ValueError:
-                raise SettingsError(f"{key} 应该是数字，现在是 {raw!r}") from None
-            if number != number or (field == "timeout" and number <= low):
-                raise SettingsError(f"{key} 应该是大于 0 的秒数，现在是 {raw!r}")
-            if high is not None and not low <= number <= high:
-                raise SettingsError(f"{key} 应该在 {low:g} 到 {high:g} 之间，现在是 {raw!r}")
-            data[field] = number
+            if raw:
+                data[field] = number_in_range(key, raw, low, high)
         return cls(**data)
+
+
+def number_in_range(key: str, raw: str, low: float, high: float) -> float:
+    """``raw`` as a number in ``low..high``; ``inf``, ``nan`` and words are refused.
+
+    Raises:
+        SettingsError: naming ``key``, the range and the value given.
+    """
+    try:
+        number = float(raw)
+    except ValueError:
+        raise SettingsError(f"{key} 应该是数字，现在是 {raw!r}") from None
+    if not low <= number <= high:  # also false for nan; inf is out of every range
+        raise SettingsError(f"{key} 应该在 {low:g} 到 {high:g} 之间，现在是 {raw!r}")
+    return number
 
 
 class AgentSettings(BaseModel):
@@ -541,6 +563,62 @@ def load_game_settings(
         specs, game_dir=game_dir, environ=environ, extra_env_files=extra_env_files
     )
     return config_cls.from_values(values)
+
+
+# --------------------------------------------------------------------------- budgets
+
+
+BUDGET_SPECS: tuple[tuple[SettingSpec, float, float], ...] = (
+    (SettingSpec(key="AGENTCADE_PATIENCE", default="4",
+                 description="一句话说完后最多安静几秒，没有回应就先说“稍等”（0.5 到 30）"), 0.5, 30.0),
+    (SettingSpec(key="AGENTCADE_LINE_BUDGET", default="45",
+                 description="一句话最多等几秒回应，超过就说出了点问题（5 到 600）"), 5.0, 600.0),
+)
+"""The host's time budgets, with their ranges (the README's "Time budgets" table)."""
+
+
+class Budgets(BaseModel):
+    """How long the family may wait; read from ``AGENTCADE_*`` like the ``LLM_*`` keys.
+
+    The model's own budget is ``LLM_TIMEOUT`` (one call, retries included); a remote game's
+    is the line budget. What is heard in the meantime is the main agent's business
+    (``agentcade.main.agent``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    patience: float = 4.0
+    """Seconds of silence after a line before the main agent says "稍等"."""
+    line: float = 45.0
+    """Seconds a line may wait for its answer (a model turn, a game's next reply)."""
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, str]) -> Self:
+        """Build from ``AGENTCADE_PATIENCE`` / ``AGENTCADE_LINE_BUDGET``; unset keeps defaults.
+
+        Raises:
+            SettingsError: a value that is not a number in its range (the key is named).
+        """
+        fields = dict(zip(("patience", "line"), BUDGET_SPECS, strict=True))
+        data: dict[str, float] = {}
+        for field, (spec, low, high) in fields.items():
+            raw = values.get(spec.key, "").strip()
+            if raw:
+                data[field] = number_in_range(spec.key, raw, low, high)
+        return cls(**data)
+
+
+def load_budgets(environ: Mapping[str, str] = os.environ) -> Budgets:
+    """The budgets from the user's ``.env`` (the settings page's file) and the environment.
+
+    Raises:
+        SettingsError: a malformed ``.env`` or a value out of range.
+    """
+    specs = [spec for spec, _, _ in BUDGET_SPECS]
+    values = resolve_values(
+        specs, game_dir=None, environ=environ, extra_env_files=[user_config_dir(environ) / ".env"]
+    )
+    return Budgets.from_values(values)
 
 
 # --------------------------------------------------------------------------- folders

@@ -29,11 +29,15 @@ Theory of operation (the pipeline follows the OpenAI Agents SDK's ``function_sch
 At run time ``Tool.invoke`` validates the model's arguments and calls the method. Three
 outcomes go back to the model as a result dict, never as an exception: invalid arguments
 (the method is not called), an exception raised by the method, and the method's own result.
-Cancellation (``trio.Cancelled``) and ``KeyboardInterrupt`` are ``BaseException``s and pass
-through: the one ``except Exception`` here is the tool-error boundary of this layer.
+Cancellation (``trio.Cancelled``) is a ``BaseException`` and passes through: the one
+``except Exception`` here is the tool-error boundary of this layer. ``SystemExit`` and
+``KeyboardInterrupt`` raised by the game's code (``exit()`` in a tool) become
+``GameCodeError``: they would end the whole server, and the host fails the session instead.
 
-Sync tools are called inline, not in a thread: game tools mutate per-session state and the
-current ``turn``, which belong to the game's task.
+Sync tools run through the caller's ``run_sync`` (the game layer runs them in a worker
+thread with a time bound, so ``time.sleep(20)`` in one game's tool freezes no other
+session); the caller's task waits meanwhile, so the per-session state and the current
+``turn`` are never touched by two threads at once. Without ``run_sync`` they run inline.
 
 Pure Python and pydantic: no I/O, no trio.
 """
@@ -46,14 +50,14 @@ import logging
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal, TypeVar, Union, final, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
-from agentcade.errors import ToolDefinitionError
+from agentcade.errors import GameCodeError, ToolDefinitionError
 from agentcade.trace import caller_scope
 
 __all__ = [
@@ -194,6 +198,9 @@ class _NoTitles(GenerateJsonSchema):
 
 # --- Tool ----------------------------------------------------------------------------------
 
+SyncRunner = Callable[[Callable[[], Any]], Awaitable[Any]]
+"""How ``Tool.invoke`` calls a sync method: ``await run_sync(call)`` gives its result."""
+
 
 @final
 class Tool:
@@ -285,7 +292,12 @@ class Tool:
         }
 
     async def invoke(
-        self, owner: object, turn: object | None, arguments: str | Mapping[str, Any] | None
+        self,
+        owner: object,
+        turn: object | None,
+        arguments: str | Mapping[str, Any] | None,
+        *,
+        run_sync: SyncRunner | None = None,
     ) -> dict[str, Any]:
         """Validate the model's arguments, call the method, and describe the outcome.
 
@@ -294,6 +306,8 @@ class Tool:
             turn: the current turn, passed as ``turn=`` if the method asks for it.
             arguments: the model's arguments: JSON text, an already parsed dict, or
                 ``None`` / ``""`` / ``"null"`` for none.
+            run_sync: how a sync method is called (``await run_sync(call)``); inline
+                when None.
 
         Returns:
             The method's dict unchanged; ``{"ok": True}`` for ``None``; ``{"result": value}``
@@ -304,7 +318,8 @@ class Tool:
             on (the exception itself goes to the log).
 
         Raises:
-            BaseException: cancellation and ``KeyboardInterrupt`` are never caught.
+            GameCodeError: the method raised ``SystemExit`` or ``KeyboardInterrupt``.
+            BaseException: cancellation is never caught.
         """
         try:
             values = self._validate(arguments)
@@ -313,10 +328,15 @@ class Tool:
         if self.wants_turn:
             values[TURN_PARAMETER] = turn
         try:
-            with caller_scope(self.name):
-                result = self.fn(owner, **values)
+            with caller_scope(self.name):  # a worker thread runs in a copy of this context
                 if self.is_async:
-                    result = await result
+                    result = await self.fn(owner, **values)
+                elif run_sync is not None:
+                    result = await run_sync(lambda: self.fn(owner, **values))
+                else:
+                    result = self.fn(owner, **values)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            raise GameCodeError(f"tool {self.name} raised {type(exc).__name__}") from exc
         except Exception as exc:  # the tool-error boundary: errors go to the model
             log.info("tool %s raised", self.name, exc_info=True)
             return {"error": failure_sentence(self.name, str(exc))}

@@ -7,28 +7,40 @@ that caused them without being passed around (trio copies the context into child
 
 Secrets never reach a sink: fields whose names look like credentials are masked, and
 known secret values (the model key) are scrubbed from every string.
+
+A sink that fails never fails the code that made the record: a game's tool call must not
+die because a trace file's disk filled up. A sink that raises is dropped (logged once);
+``JsonLinesSink`` says so itself in one line on stderr and stops writing.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
+import logging
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
+
+from agentcade.errors import TraceFileError
 
 __all__ = [
     "NULL_TRACE",
     "JsonLinesSink",
     "Sink",
     "Trace",
+    "TraceFileError",
     "caller_scope",
     "current_caller",
     "current_request_id",
     "request_scope",
 ]
+
+log = logging.getLogger(__name__)
 
 _request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "agentcade_request_id", default=None
@@ -80,6 +92,8 @@ class Trace:
     def __init__(self, *sinks: Sink) -> None:
         self._sinks: list[Sink] = list(sinks)
         self._secrets: set[str] = set()
+        self._thread = threading.get_ident()
+        self._pending: deque[dict[str, Any]] = deque()
 
     @property
     def enabled(self) -> bool:
@@ -109,8 +123,23 @@ class Trace:
         if rid:
             rec["request_id"] = rid
         rec.update({k: self._clean(k, v) for k, v in fields.items()})
+        if threading.get_ident() != self._thread:
+            # A sync tool in a worker thread (agentcade.game.worker): sinks belong to the
+            # event loop's thread (the live page feeds a trio channel), so the record
+            # waits for the next one made there (the tool's own tool_call record).
+            self._pending.append(rec)
+            return
+        while self._pending:
+            self._deliver(self._pending.popleft())
+        self._deliver(rec)
+
+    def _deliver(self, rec: dict[str, Any]) -> None:
         for sink in list(self._sinks):
-            sink(rec)
+            try:
+                sink(rec)
+            except Exception:  # the sink boundary: tracing never breaks what it traces
+                log.warning("trace sink %r failed; it gets no more records", sink, exc_info=True)
+                self.remove_sink(sink)
 
     def _clean(self, name: str, value: Any) -> Any:
         if any(s in name.lower() for s in _SECRET_NAMES) and isinstance(value, str) and value:
@@ -131,15 +160,43 @@ NULL_TRACE = Trace()
 
 
 class JsonLinesSink:
-    """Writes each record as one JSON line (``--trace-file``)."""
+    """Writes each record as one JSON line (``--trace-file``).
 
-    def __init__(self, path: str | Path) -> None:
-        self._file: TextIO = Path(path).open("a", encoding="utf-8")  # noqa: SIM115
+    A missing folder is created. Once a write fails (a full disk, a removed drive), the
+    sink says so in one line (to ``report``; the log by default) and writes nothing
+    more: play goes on.
+
+    Raises:
+        TraceFileError: the file cannot be opened for appending.
+    """
+
+    def __init__(self, path: str | Path, *, report: Callable[[str], None] | None = None) -> None:
+        self.path = Path(path)
+        self._report = report or log.warning
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file: TextIO | None = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise TraceFileError(
+                f"--trace-file {self.path}: 打不开（{exc.strerror or exc}），请换一个文件路径"
+            ) from None
 
     def __call__(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
+        if self._file is None:
+            return
+        try:
+            self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            self.close()
+            self._report(
+                f"trace 文件 {self.path} 写不进去了（{exc.strerror or exc}），"
+                "之后的记录不再写入；游戏照常进行。"
+            )
 
     def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+        """Close the file (a failing close is forgotten: the records are already lost)."""
+        file, self._file = self._file, None
+        if file is not None:
+            with suppress(OSError):
+                file.close()

@@ -13,7 +13,8 @@ cancelled (pytest-trio cancels the fixture nursery when the test ends)::
 
 Script items (``fake.push(...)``; popped one per request, then ``fake.default``):
 
-* ``Reply(text, tool_calls=[("name", {args})], delay=0.0)``: a normal completion. ``args``
+* ``Reply(text, tool_calls=[("name", {args})], delay=0.0, chunk_delay=0.0)``: a normal
+  completion (``chunk_delay``: seconds between streamed chunks). ``args``
   may be a dict (sent as JSON text) or a str (sent verbatim). With ``"stream": true`` in the
   request it is sent as SSE: ``data: {chunk}\\n\\n`` ... ``data: [DONE]\\n\\n``, text and tool
   arguments split into small deltas.
@@ -60,6 +61,8 @@ class Reply:
     text: str = ""
     tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
     delay: float = 0.0
+    chunk_delay: float = 0.0
+    """Seconds between streamed chunks (a model generating at a given speed)."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,8 @@ class FakeOpenAI:
                 completion_id = f"chatcmpl-fake-{self._count}"
                 model = str(payload.get("model", "fake-model"))
                 if streamed:
-                    await _send_stream(conn, stream, _chunks(item, completion_id, model))
+                    chunks = _chunks(item, completion_id, model)
+                    await _send_stream(conn, stream, chunks, item.chunk_delay)
                 else:
                     await _send_body(conn, stream, 200, _completion(item, completion_id, model))
 
@@ -305,14 +309,20 @@ async def _send_body(
 
 
 async def _send_stream(
-    conn: h11.Connection, stream: trio.SocketStream, chunks: list[dict[str, Any]]
+    conn: h11.Connection,
+    stream: trio.SocketStream,
+    chunks: list[dict[str, Any]],
+    chunk_delay: float = 0.0,
 ) -> None:
     headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await _send(conn, stream, h11.Response(status_code=200, headers=headers))  # chunked
     for chunk in chunks:
         line = "data: " + json.dumps(chunk, ensure_ascii=False) + "\n\n"
         await _send(conn, stream, h11.Data(data=line.encode()))
-        await trio.lowlevel.checkpoint()
+        if chunk_delay:
+            await trio.sleep(chunk_delay)
+        else:
+            await trio.lowlevel.checkpoint()
     await _send(conn, stream, h11.Data(data=b"data: [DONE]\n\n"))
     await _send(conn, stream, h11.EndOfMessage())
 

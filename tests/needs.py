@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -42,3 +44,13 @@ def need_module(module: str, *, install: str) -> ModuleType:
     except ImportError:
         _missing(f"the Python module {module!r}", install)
         raise AssertionError("unreachable") from None  # pragma: no cover
+
+
+def need_pip_program(program: str, *, install: str) -> str:
+    """The path of ``program`` a Python package installs (in this venv or on PATH)."""
+    here = Path(sys.executable).parent
+    path = shutil.which(program, path=os.pathsep.join([str(here), os.environ.get("PATH", "")]))
+    if path is None:
+        _missing(f"the program {program!r}", install)
+        raise AssertionError("unreachable")  # pragma: no cover
+    return path

@@ -111,8 +111,8 @@ def test_format_errors_exit_1(tmp_path: Path, data: str, capsys: pytest.CaptureF
 
 
 async def test_online_reports_differences_and_unreachable(nursery: trio.Nursery) -> None:
-    skill = FakeSkill(id="star_quiz", name="星星问答", version="1.2.0",
-                      required_capabilities=("motion", "light"))
+    skill = FakeSkill(id="star_quiz", name="星星问答", version="1.2.0", summary="我问你答的星星知识",
+                      author="someone", required_capabilities=("motion", "light"))
     listeners = await nursery.start(
         serve_a2a, EchoHandler(), lambda port: build_card(skill, f"http://127.0.0.1:{port}/"), 0
     )
@@ -130,3 +130,19 @@ async def test_online_reports_differences_and_unreachable(nursery: trio.Nursery)
         ("games[1]", "CATALOG-ONLINE-CAPABILITIES"),
         ("games[2]", "CATALOG-ONLINE-UNREACHABLE"),
     ]
+
+
+async def test_online_compares_id_summary_and_author_with_the_card(nursery: trio.Nursery) -> None:
+    skill = FakeSkill(id="star_quiz_v2", name="星星问答", version="1.0.0", summary="新的一句介绍",
+                      author="someone else", required_capabilities=("motion",))
+    listeners = await nursery.start(
+        serve_a2a, EchoHandler(), lambda port: build_card(skill, f"http://127.0.0.1:{port}/"), 0
+    )
+    url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+    problems = await check_online(Catalog(games=[CatalogEntry(**entry(url=url))]), timeout=5)
+    assert [p.rule for p in problems] == [
+        "CATALOG-ONLINE-ID",
+        "CATALOG-ONLINE-SUMMARY",
+        "CATALOG-ONLINE-AUTHOR",
+    ]
+    assert "'star_quiz' here but 'star_quiz_v2' in the card" in problems[0].message

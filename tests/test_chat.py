@@ -26,7 +26,8 @@ async def test_plays_a_scripted_session_from_stdin_and_says_it_is_offline(cli_en
     assert out.splitlines()[0] == "—— 猜谜语（riddle）。输入 /end 结束这一局，/quit 退出。"
     assert "你：是水吗" in out
     assert "  [机器人] motion.move_to(" in out  # the wrong guess shakes the head
-    assert out.count("小懒：") == 4  # opening, wrong, hint, the goodbye of /quit
+    # opening, wrong, hint; then /quit: the answer (spoken at once) and the goodbye
+    assert out.count("小懒：") == 5
     assert "—— 这一局结束了" in out
 
 
@@ -40,12 +41,13 @@ async def test_end_closes_the_round_and_the_next_line_starts_a_new_one(cli_env, 
     starts = [r for r in records if r["type"] == "hook" and r["hook"] == "on_start"]
     ends = [r for r in records if r["type"] == "hook" and r["hook"] == "on_end"]
     assert (len(starts), len(ends)) == (2, 2)
-    first_user = json.loads(next(r for r in records if r["type"] == "model_request")["messages"][0]["content"])
-    assert first_user == {"event": "start", "user_text": "来猜数字", "result": starts[0]["result"]}
+    # the opening is the whole answer: spoken by code, the model is not asked
+    direct = [r for r in records if r["type"] == "direct_reply"]
+    assert direct[0] == {**direct[0], "source": "hook", "text": starts[0]["result"]["message"]}
 
 
 async def test_trace_prints_the_prompt_once_then_state_and_tool_calls(cli_env) -> None:
-    done = await chat(cli_env, "riddle", "--trace", lines="是水吗\n给个提示\n/quit\n")
+    done = await chat(cli_env, "riddle", "--trace", lines="不是水吧\n给个提示\n/quit\n")
     err = done.stderr.decode()
     assert err.count("[trace] 系统提示词：") == 1
     assert "[trace] 状态：" in err
@@ -55,7 +57,7 @@ async def test_trace_prints_the_prompt_once_then_state_and_tool_calls(cli_env) -
 
 async def test_trace_file_has_one_json_record_per_event(cli_env, tmp_path) -> None:
     trace = tmp_path / "t.jsonl"
-    done = await chat(cli_env, "riddle", "--trace-file", str(trace), lines="是水吗\n/quit\n")
+    done = await chat(cli_env, "riddle", "--trace-file", str(trace), lines="不是水吧\n/quit\n")
     assert done.returncode == 0
     records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     kinds = {r["type"] for r in records}
@@ -79,7 +81,7 @@ async def test_chat_plays_a_remote_game_by_url(cli_env, nursery, monkeypatch, tm
         out = done.stdout.decode()
         assert done.returncode == 0, done.stderr.decode()
         assert out.startswith("—— 猜谜语（riddle）")
-        assert out.count("小懒：") == 3
+        assert out.count("小懒：") == 4  # opening, wrong, the answer and the goodbye
         assert local.host.session_count == 0  # /quit ended the remote session
         nursery.cancel_scope.cancel()
 
@@ -88,12 +90,7 @@ async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(c
     from tests.fake_openai import Reply, serve_fake_openai
 
     fake = await nursery.start(serve_fake_openai)
-    fake.push(
-        Reply("欢迎来猜谜语！"),
-        Reply(tool_calls=[("check_answer", {})]),
-        Reply("不对哦，再想想。"),
-        Reply("好的，下次见。"),
-    )
+    fake.push(Reply("好的，下次见。"))
     cli_env.update(LLM_BASE_URL=fake.url, LLM_API_KEY="sk-very-secret-key", LLM_MODEL="fake-model")
     trace = tmp_path / "trace.jsonl"
     done = await chat(cli_env, "riddle", "--trace", "--trace-file", str(trace), lines="是水吗\n/quit\n")
@@ -101,10 +98,11 @@ async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(c
     assert done.returncode == 0, err
     assert "使用离线模型" not in err
     speech = [line for line in out.splitlines() if line.startswith("小懒：")]
-    assert speech[0].startswith("小懒：欢迎来猜谜语！")  # then the riddle itself (must_say)
-    assert speech[1] == "小懒：不对哦，再想想。"
-    assert speech[2].startswith("小懒：好的，下次见。")  # then the unrevealed answer
-    assert [r["model"] for r in fake.requests] == ["fake-model"] * 4
+    assert speech[0].startswith("小懒：好呀，我们来猜谜语！")  # the opening is code's
+    assert speech[1] == "小懒：不对哦，再想想，也可以要个提示。"  # judged wrong in code
+    assert "谜底是" in speech[2]  # the unrevealed answer, at once
+    assert speech[3] == "小懒：好的，下次见。"
+    assert [r["model"] for r in fake.requests] == ["fake-model"]
     assert "sk-very-secret-key" not in trace.read_text(encoding="utf-8") + out + err
 
 

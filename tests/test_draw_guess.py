@@ -23,6 +23,7 @@ from agentcade.allowlist import ALLOWED_CALLS
 from agentcade.device.validate import validate_directive
 from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
+from agentcade.game.turn import Turn
 from agentcade.protocol import GameReply
 from agentcade.vector import encode_vector
 from tests.fake_openai import FakeOpenAI, Reply
@@ -34,6 +35,7 @@ from tests.game_helpers import (
     moves,
     screen,
     state_of,
+    texts,
     user_events,
 )
 
@@ -66,9 +68,26 @@ def animal(game: LoadedGame, answer: str) -> Any:
     return next(a for a in module.ANIMALS if a.answer == answer)
 
 
+_AGENTS: list[Any] = []
+
+
 def make_host(fake: FakeOpenAI, game: LoadedGame) -> GameHost:
     settings = game.agent_cls.config(llm=fake.settings(timeout=5.0))
-    return GameHost(lambda: game.new_agent(settings))
+
+    def new_agent() -> Any:
+        _AGENTS.append(game.new_agent(settings))
+        return _AGENTS[-1]
+
+    return GameHost(new_agent)
+
+
+def last_result() -> Any:
+    """The hook's result of the last round the newest game remembered."""
+    return json.loads(_AGENTS[-1]._memory[-1][0]["content"]).get("result")
+
+
+def state() -> dict[str, Any]:
+    return dict(_AGENTS[-1].state())
 
 
 async def start(host: GameHost, fake: FakeOpenAI) -> list[GameReply]:
@@ -118,9 +137,10 @@ async def test_start_says_first_then_shows_progress_then_draws_stroke_by_stroke(
 async def test_right_answer_nods_happy_puts_the_drawing_back_and_scores_three(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("submit_answer"), Reply("猜对啦！"))
     replies = await ask(host, "message", "我猜是长颈鹿")
-    result = tool_results(fake.requests[-1])[-1]
+    assert len(fake.requests) == 1  # judged and worded in code
+    result = last_result()
+    assert replies[-1].text == result["message"]
     assert result["correct"] is True
     assert result["points"] == 3
     assert result["score"] == 3
@@ -134,9 +154,9 @@ async def test_right_answer_nods_happy_puts_the_drawing_back_and_scores_three(fa
 async def test_wrong_answer_shakes_sorry_and_puts_the_drawing_back(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("submit_answer"), Reply("不对哦，再猜猜。"))
     replies = await ask(host, "message", "是马吗")
-    result = tool_results(fake.requests[-1])[-1]
+    assert len(fake.requests) == 1  # another animal: judged wrong in code
+    result = last_result()
     assert result["correct"] is False
     assert result["tries"] == 1
     assert FIRST not in json.dumps(result, ensure_ascii=False)
@@ -145,28 +165,51 @@ async def test_wrong_answer_shakes_sorry_and_puts_the_drawing_back(fake, game) -
     assert {tilt for _, tilt in moves(replies)} == {115}
     assert len(pans) > 1
     # a right guess after a wrong one scores two
-    fake.push(call("submit_answer"), Reply("对啦！"))
     await ask(host, "message", "长颈鹿")
-    assert tool_results(fake.requests[-1])[-1]["points"] == 2
+    assert last_result()["points"] == 2
 
 
 async def test_half_an_answer_is_wrong(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("submit_answer"), Reply("不对哦。"))
+    fake.push(Reply("不对哦。"))
     await ask(host, "message", "鹿")
-    assert tool_results(fake.requests[-1])[-1]["correct"] is False
+    assert last_result() == {"outcome": "not_the_answer", "correct": False}
+    assert state()["这题已经揭晓"] is False
+
+
+async def test_a_line_that_is_no_animal_reaches_the_model_with_the_verdict(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("submit_answer"), Reply("不是哦，你再仔细看看。"))
+    replies = await ask(host, "message", "这个有点像一把椅子")
+    assert user_events(fake.requests[-2])[-1]["result"] == {
+        "outcome": "not_the_answer",
+        "correct": False,
+    }
+    assert tool_results(fake.requests[-1]) == [{"outcome": "already_judged"}]
+    assert replies[-1].text == "不是哦，你再仔细看看。"
+
+
+@pytest.mark.parametrize("said", ["不知道", "我不会", "猜不出来"])
+async def test_a_give_up_or_hint_request_is_never_a_wrong_guess(fake, game, said) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    replies = await ask(host, "message", said)
+    assert "不对" not in texts(replies)
+    assert FACES["sorry"] not in screen(replies)
+    assert state()["这题猜错次数"] == 0
+    assert len(fake.requests) == 1
 
 
 async def test_each_input_is_judged_once(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
     fake.push(Reply(tool_calls=[("submit_answer", {}), ("submit_answer", {})]), Reply("不对。"))
-    await ask(host, "message", "是猴子")
+    await ask(host, "message", "是一种会飞的东西")
     first, second = tool_results(fake.requests[-1])
-    assert first["correct"] is False
-    assert second == {"outcome": "already_judged"}
-    assert state_of(fake.requests[-1])["这题猜错次数"] == 1
+    assert first == second == {"outcome": "already_judged"}  # the hook judged it
+    assert state()["这题猜错次数"] == 0
 
 
 # --------------------------------------------------------------------------- hints
@@ -177,15 +220,13 @@ async def test_hints_never_contain_the_answer_and_cost_a_point(fake, game) -> No
     await start(host, fake)
     hints = []
     for _ in range(4):
-        fake.push(call("get_hint"), Reply("提示来了。"))
         await ask(host, "message", "给个提示")
-        hints.append(tool_results(fake.requests[-1])[-1])
+        hints.append(last_result())
     assert [h["hint"] for h in hints[:3]] == list(animal(game, FIRST).hints)
     assert hints[3]["outcome"] == "no_more_hints"
     assert not any(ch in json.dumps(hints, ensure_ascii=False) for ch in FIRST)
-    fake.push(call("submit_answer"), Reply("对啦！"))
     await ask(host, "message", "长颈鹿")
-    assert tool_results(fake.requests[-1])[-1]["points"] == 1  # three hints: the last tier
+    assert last_result()["points"] == 1  # three hints: the last tier
 
 
 def test_no_hint_in_the_library_gives_its_answer_away(game) -> None:
@@ -207,17 +248,15 @@ async def test_skip_reveals_first_then_draws_a_new_one_and_the_round_ends_after_
     await start(host, fake)
     revealed = []
     for number in range(2, 6):
-        fake.push(call("skip_question"), Reply("下一题来了。"))
         replies = await ask(host, "message", "跳过")
-        result = tool_results(fake.requests[-1])[-1]
+        result = last_result()
         revealed.append(result["answer"])
         assert replies[0].text.startswith(f"刚才画的是{result['answer']}。")  # said before drawing
         assert result["outcome"] == "new_drawing"
         assert result["number"] == number
         assert screen(replies)[-1] == drawing(game, ORDER[number - 1])
-    fake.push(call("skip_question"), Reply("这一局结束啦。"))
     replies = await ask(host, "message", "跳过")
-    result = tool_results(fake.requests[-1])[-1]
+    result = last_result()
     revealed.append(result["answer"])
     assert revealed == list(ORDER[:5])
     assert result["outcome"] == "round_over"
@@ -230,7 +269,7 @@ async def test_skip_reveals_first_then_draws_a_new_one_and_the_round_ends_after_
 async def test_next_question_after_a_right_answer_never_repeats(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("submit_answer"), Reply("对啦！"), call("next_question"), Reply("第二题。"))
+    fake.push(call("next_question"), Reply("第二题。"))
     await ask(host, "message", "长颈鹿")
     replies = await ask(host, "message", "下一题")
     result = tool_results(fake.requests[-1])[-1]
@@ -255,9 +294,8 @@ async def test_a_full_round_of_right_answers_scores_fifteen_and_ends(fake, game)
         if i:
             fake.push(call("next_question"), Reply("画好了。"))
             await ask(host, "message", "下一个")
-        fake.push(call("submit_answer"), Reply("对啦！"))
         replies = await ask(host, "message", f"是{answer}吧")
-    result = tool_results(fake.requests[-1])[-1]
+    result = last_result()
     assert result["correct"] is True
     assert result["outcome"] == "round_over"
     assert result["score"] == 15
@@ -276,12 +314,9 @@ async def test_show_drawing_and_show_progress(fake, game) -> None:
     fake.push(call("show_drawing"), Reply("你再看看。"))
     replies = await ask(host, "message", "我没看清")
     assert screen(replies) == [drawing(game, FIRST)]
-    fake.push(
-        call("submit_answer"), Reply("对啦！"), call("show_progress"), Reply("第一题，三分。")
-    )
     await ask(host, "message", "长颈鹿")
     await ask(host, "message", "我得了几分")
-    progress = tool_results(fake.requests[-1])[-1]
+    progress = last_result()
     assert progress["number"] == 1
     assert progress["score"] == 3
     assert "第一题" in progress["message"]
@@ -294,10 +329,8 @@ async def test_chit_chat_in_the_middle_judges_nothing_and_keeps_the_game(fake, g
     fake.push(Reply("今天天气真不错。我们接着猜屏幕上的画吧。"))
     replies = await ask(host, "message", "今天天气真好")
     assert directives(replies) == []
-    fake.push(call("submit_answer"), Reply("对啦！"))
     await ask(host, "message", "长颈鹿")
-    assert state_of(fake.requests[-2])["这题猜错次数"] == 0
-    assert tool_results(fake.requests[-1])[-1]["points"] == 3
+    assert last_result()["points"] == 3
 
 
 async def test_start_game_starts_over_and_reveals_the_unsolved_one(fake, game) -> None:
@@ -316,8 +349,8 @@ async def test_end_game_tool_reveals_sums_up_and_ends(fake, game) -> None:
     await start(host, fake)
     fake.push(call("end_game"), Reply("好的，不玩啦。"))
     replies = await ask(host, "message", "我不想玩了")
-    assert FIRST in replies[-1].text
-    assert "这一局就到这里" in replies[-1].text
+    assert FIRST in texts(replies)
+    assert "这一局就到这里" in texts(replies)
     assert replies[-1].session == "ended"
 
 
@@ -327,7 +360,7 @@ async def test_end_game_tool_reveals_sums_up_and_ends(fake, game) -> None:
 async def test_end_sums_up_the_score_and_reveals_the_unsolved_answer(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("submit_answer"), Reply("对啦！"), call("next_question"), Reply("第二题。"))
+    fake.push(call("next_question"), Reply("第二题。"))
     await ask(host, "message", "长颈鹿")
     await ask(host, "message", "下一题")
     fake.push(Reply("再见啦。"))
@@ -335,8 +368,8 @@ async def test_end_sums_up_the_score_and_reveals_the_unsolved_answer(fake, game)
     event = user_events(fake.requests[-1])[-1]
     assert event["result"]["score"] == 3
     assert event["result"]["answer"] == SECOND
-    text = replies[-1].text
-    assert text.startswith("再见啦。")
+    text = texts(replies)
+    assert text.endswith("再见啦。")
     assert f"刚才画的是{SECOND}。" in text
     assert "你猜对了一题，一共得了三分" in text
     assert replies[-1].session == "ended"
@@ -347,14 +380,13 @@ async def test_end_while_the_model_hangs_cancels_and_reveals(fake, game) -> None
     await start(host, fake)
     stuck, end = await end_while_the_model_hangs(host, fake, "嗯让我想想")
     assert stuck[-1].text == INTERRUPTED
-    assert f"刚才画的是{FIRST}。" in end[-1].text
+    assert f"刚才画的是{FIRST}。" in texts(end)
     assert end[-1].session == "ended"
 
 
 async def test_end_while_drawing_cancels_the_drawing_and_reveals(fake, game, monkeypatch) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("submit_answer"), Reply("对啦！"))
     await ask(host, "message", "长颈鹿")
     monkeypatch.setattr(game.agent_cls, "draw_interval", 30.0)  # the next drawing is slow
     fake.push(call("next_question"), Reply("不会说到这里。"), Reply("再见。"))
@@ -366,8 +398,8 @@ async def test_end_while_drawing_cancels_the_drawing_and_reveals(fake, game, mon
         with trio.fail_after(5):
             end = await ask(host, "end", "结束游戏")
     assert drawing_replies[-1].text == INTERRUPTED
-    assert f"刚才画的是{SECOND}。" in end[-1].text
-    assert "一共得了三分" in end[-1].text
+    assert f"刚才画的是{SECOND}。" in texts(end)
+    assert "一共得了三分" in texts(end)
     assert end[-1].session == "ended"
 
 
@@ -378,18 +410,19 @@ async def play_everything(host: GameHost, fake: FakeOpenAI) -> list[GameReply]:
     """A session using every tool; returns every reply."""
     replies = await start(host, fake)
     script = [
-        ("submit_answer", "是鹿吗"),
-        ("get_hint", "提示一下"),
-        ("show_drawing", "再看看"),
-        ("show_progress", "几分了"),
-        ("submit_answer", "长颈鹿"),
+        (None, "是马吗"),
+        (None, "提示一下"),
+        (None, "再看看"),
+        (None, "几分了"),
+        (None, "长颈鹿"),
         ("next_question", "下一题"),
-        ("skip_question", "跳过"),
+        (None, "跳过"),
         ("start_game", "重新开始"),
-        ("end_game", "不玩了"),
+        ("end_game", "我们停一下吧"),
     ]
     for tool, text in script:
-        fake.push(call(tool), Reply("好的。"))
+        if tool:
+            fake.push(call(tool), Reply("好的。"))
         replies += await ask(host, "message", text)
     return replies
 
@@ -416,17 +449,8 @@ async def test_every_directive_is_valid_and_uses_exactly_the_declared_capabiliti
 async def test_no_unrevealed_answer_reaches_the_model_or_an_early_reply(fake, game) -> None:
     host = make_host(fake, game)
     replies = await start(host, fake)
-    for tool, text in [
-        ("submit_answer", "是鹿吗"),
-        ("get_hint", "给个提示"),
-        ("get_hint", "再给个提示"),
-        ("show_progress", "几分了"),
-        ("show_drawing", "再看看"),
-        (None, "今天天气真好"),
-        ("get_hint", "还有提示吗"),
-        ("submit_answer", "是马"),
-    ]:
-        fake.push(*([call(tool)] if tool else []), Reply("好的。"))
+    for text in ["是鹿吗", "给个提示", "再给个提示", "几分了", "再看看", "今天天气真好", "还有提示吗", "是马"]:
+        fake.push(Reply("好的。"))
         replies += await ask(host, "message", text)
     for secret in (FIRST, "颈"):
         assert secret not in fake.all_text()
@@ -434,22 +458,31 @@ async def test_no_unrevealed_answer_reaches_the_model_or_an_early_reply(fake, ga
     # only the end reveals it
     fake.push(Reply("再见。"))
     end = await ask(host, "end", "结束游戏")
-    assert FIRST in end[-1].text
+    assert FIRST in texts(end)
 
 
 async def test_requests_that_reach_submit_answer_still_do_what_the_user_meant(fake, game) -> None:
-    host = make_host(fake, game)
-    await start(host, fake)
+    agent = game.new_agent(game.agent_cls.config())
+    opening = Turn("start", "", _ignore)
+    agent.robot.bind(opening)
+    await agent.on_start(opening)
+    got: list[Any] = []
     for text in ("给个提示", "长颈鹿", "好的", "跳过"):
-        fake.push(call("submit_answer"), Reply("好。"))
-        await ask(host, "message", text)
-    hint, right, nxt, skip = (tool_results(r)[-1] for r in fake.requests[2::2])
+        turn = Turn("message", text, _ignore)
+        agent.robot.bind(turn)
+        got.append(await agent.tools["submit_answer"].invoke(agent, turn, {}))
+        agent.robot.bind(None)
+    hint, right, nxt, skip = got
     assert hint["hint"] == animal(game, FIRST).hints[0]
     assert right["points"] == 2  # the hint cost a point
     assert nxt["outcome"] == "new_drawing"
     assert nxt["number"] == 2
     assert skip["answer"] == SECOND
     assert skip["number"] == 3
+
+
+async def _ignore(reply: GameReply, final: bool) -> None:
+    pass
 
 
 async def test_the_offline_model_plays_sensibly(game) -> None:
@@ -464,4 +497,4 @@ async def test_the_offline_model_plays_sensibly(game) -> None:
     assert "第二题" in skipped[-1].text
     assert (await ask(host, "message", "熊猫"))[-1].text.startswith("猜对了，就是熊猫！得三分")
     end = await ask(host, "end", "结束游戏")
-    assert end[-1].text == "这一局就到这里。你猜对了一题，跳过了一题，一共得了三分。"
+    assert texts(end).startswith("这一局就到这里。你猜对了一题，跳过了一题，一共得了三分。")

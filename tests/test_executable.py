@@ -113,6 +113,13 @@ def test_subcommand_help(run) -> None:  # type: ignore[no-untyped-def]
     assert "usage: agentcade check" in proc.stdout
 
 
+def test_build_game_says_in_one_line_why_the_executable_cannot_build(run) -> None:  # type: ignore[no-untyped-def]
+    proc = run("build-game", str(ROOT / "games" / "riddle"))
+    assert proc.returncode == 2, _explain(proc)
+    assert proc.stderr.count("\n") == 1, _explain(proc)
+    assert "cannot build games" in proc.stderr, _explain(proc)
+
+
 def test_chat_riddle_plays_from_the_bundle(run) -> None:  # type: ignore[no-untyped-def]
     proc = run("chat", "riddle", stdin="我猜是水\n/quit\n")
     assert proc.returncode == 0, _explain(proc)

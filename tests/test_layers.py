@@ -71,7 +71,9 @@ LAYERS: list[tuple[str, tuple[str, ...], frozenset[str]]] = [
 # What a game may import from agentcade: module -> names (None: the whole module).
 PUBLIC_GAME_API: dict[str, frozenset[str] | None] = {
     "agentcade.effects": None,
-    "agentcade.judge": frozenset({"fuzzy_syllable", "is_match", "normalize", "parse_number"}),
+    "agentcade.judge": frozenset(
+        {"fuzzy_syllable", "help_request", "is_match", "normalize", "parse_number"}
+    ),
     "agentcade.llm": frozenset({"ChatModel", "ModelError", "make_model"}),
     "agentcade.settings": frozenset({"AgentSettings", "LLMSettings", "user_data_dir"}),
     "agentcade.skill": frozenset({"Skill"}),

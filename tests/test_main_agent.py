@@ -99,13 +99,14 @@ def main_model(fake: FakeOpenAI) -> Callable[[GameRegistry], ChatModel]:
 
 
 async def test_start_by_name_forwards_the_users_words_and_speaks_the_games_reply(game_model) -> None:
-    game_model.push(Reply("开局口令，开始吧。"))
+    game_model.push(Reply("开始吧。"))
     heard = Heard()
     async with pipeline(GAMES, heard=heard) as (agent, _):
         await agent.on_user("我们玩探针吧")
+        await agent.wait_idle()
         assert agent.current is not None
         assert agent.current.info.id == "probe"
-    assert heard.speech[0] == "开局口令，开始吧。"
+    assert heard.speech[:2] == ["开局口令", "开始吧。"]  # the required text at once, then the model's
     event = json.loads(game_model.requests[0]["messages"][-1]["content"])
     assert event["event"] == "start"
     assert event["user_text"] == "我们玩探针吧"
@@ -137,14 +138,15 @@ async def test_real_model_may_name_the_game_by_alias(nursery, offline_games) -> 
 async def test_chat_during_a_game_goes_to_the_game_without_the_main_model(nursery, game_model) -> None:
     """Issue 13: while a game runs every line goes to it; its own prompt answers chit-chat."""
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
-    game_model.push(Reply("开局口令"), Reply("今天是晴天，我们接着玩吧。"))
+    game_model.push(Reply("开始吧。"), Reply("今天是晴天，我们接着玩吧。"))
     heard = Heard()
     async with pipeline(GAMES, main_model(main), heard=heard) as (agent, _):
         await agent.on_user("玩探针")
+        await agent.wait_idle()
         await agent.on_user("今天天气怎么样")
         assert agent.current is not None
         assert main.requests == []
-    assert heard.speech[:2] == ["开局口令", "今天是晴天，我们接着玩吧。"]
+    assert heard.speech[:3] == ["开局口令", "开始吧。", "今天是晴天，我们接着玩吧。"]
     event = json.loads(game_model.requests[1]["messages"][-1]["content"])
     assert (event["event"], event["user_text"]) == ("message", "今天天气怎么样")
 
@@ -157,10 +159,11 @@ async def test_history_keeps_game_replies_with_role_game_agent(game_model) -> No
 
 
 async def test_busy_game_gets_still_preparing_then_end_cancels_the_slow_turn(game_model) -> None:
-    game_model.push(Reply("开局口令"), Reply(tool_calls=[("slow", {})]), Reply("再见。"))
+    game_model.push(Reply("开始吧。"), Reply(tool_calls=[("slow", {})]), Reply("再见。"))
     heard = Heard()
     async with pipeline(GAMES, heard=heard) as (agent, records):
         await agent.on_user("玩探针")
+        await agent.wait_idle()
         with trio.fail_after(5):
             await agent.on_user("慢慢来")  # returns after the first reply, "稍等"
         assert agent.current is not None
@@ -172,7 +175,7 @@ async def test_busy_game_gets_still_preparing_then_end_cancels_the_slow_turn(gam
             await agent.on_user("结束游戏")
             await agent.wait_idle()
         assert agent.current is None
-    assert heard.speech == ["开局口令", "稍等", BUSY_TEXT, "再见。"]
+    assert heard.speech == ["开局口令", "开始吧。", "稍等", BUSY_TEXT, "再见。"]
     end = json.loads(game_model.requests[-1]["messages"][-1]["content"])
     assert end["event"] == "end"
     assert any(r["type"] == "busy" for r in records)
@@ -450,9 +453,10 @@ async def test_what_games_are_there_is_answered_from_the_descriptions_without_th
 async def test_the_model_is_shown_descriptions_and_never_a_game_speaker_tag(nursery, game_model) -> None:
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
     main.push(Reply("不客气。"))
-    game_model.push(Reply("开局口令"), Reply("再见。"))
+    game_model.push(Reply("开始吧。"), Reply("再见。"))
     async with pipeline(GAMES, main_model(main)) as (agent, _):
         await agent.on_user("玩探针")
+        await agent.wait_idle()
         await agent.on_user("结束游戏")
         await agent.wait_idle()
         await agent.on_user("谢谢你")
@@ -462,7 +466,7 @@ async def test_the_model_is_shown_descriptions_and_never_a_game_speaker_tag(nurs
     calls = [m for m in messages if m["role"] == "assistant" and m.get("tool_calls")]
     assert [c["tool_calls"][0]["function"]["name"] for c in calls] == ["start_game", "end_game"]
     results = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
-    assert results == [{"game_said": ["开局口令"]}, {"game_said": ["再见。"]}]
+    assert results == [{"game_said": ["开局口令", "开始吧。"]}, {"game_said": ["再见。"]}]
     assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == [c["tool_calls"][0]["id"] for c in calls]
 
 

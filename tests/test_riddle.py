@@ -79,45 +79,42 @@ def riddle(game: LoadedGame, answer: str) -> dict[str, Any]:
 
 
 async def started(hosts: Hosts, fake: FakeOpenAI) -> GameHost:
-    fake.push(Reply("我们来猜谜语吧。"))
     host = hosts.make(fake)
     await ask(host, "start", "玩猜谜语")
     return host
 
 
+def last_result(hosts: Hosts) -> Any:
+    """The hook's result of the last round the game remembered."""
+    return json.loads(hosts.agents[-1]._memory[-1][0]["content"]).get("result")
+
+
+def state(hosts: Hosts) -> dict[str, Any]:
+    return dict(hosts.agents[-1].state())
 
 
 # --------------------------------------------------------------------------- start
 
 
-async def test_start_reads_the_riddle_even_when_the_model_leaves_it_out(hosts, fake, game) -> None:
+async def test_start_reads_the_riddle_without_asking_the_model(hosts, fake, game) -> None:
     question = riddle(game, FIRST)["question"]
-    fake.push(Reply("我们来猜谜语吧，听好了。"))
     replies = await ask(hosts.make(fake), "start", "玩猜谜语")
-    assert replies[-1].text == f"我们来猜谜语吧，听好了。{question}"
+    assert [r.text for r in replies] == [f"好呀，我们来猜谜语！听好了：{question}你猜是什么？"]
     assert replies[-1].session == "active"
     assert directives(replies) == []
-    result = user_events(fake.requests[0])[-1]["result"]
-    assert result == {
+    assert fake.requests == []
+    assert last_result(hosts) == {
         "outcome": "new_riddle",
         "question": question,
         "number": 1,
         "must_say": [question],
     }
-    assert state_of(fake.requests[0]) == {
+    assert state(hosts) == {
         "谜面": question,
         "已出题": 1,
         "猜对": 0,
         "谜底已揭晓": False,
     }
-    assert FIRST not in fake.all_text()
-
-
-async def test_a_riddle_the_model_reads_itself_is_not_read_twice(hosts, fake, game) -> None:
-    question = riddle(game, FIRST)["question"]
-    fake.push(Reply(f"听好了：{question}猜猜是什么？"))
-    replies = await ask(hosts.make(fake), "start", "玩猜谜语")
-    assert replies[-1].text.count(question) == 1
 
 
 # --------------------------------------------------------------------------- judging
@@ -130,19 +127,17 @@ async def test_a_riddle_the_model_reads_itself_is_not_read_twice(hosts, fake, ga
 )
 async def test_right_answer_in_the_users_words(hosts, fake, said) -> None:
     host = await started(hosts, fake)
-    fake.push(call("check_answer"), Reply("猜对啦，真厉害！"))
     replies = await ask(host, "message", said)
     right = f"猜对了，谜底就是{FIRST}！"
-    assert tool_results(fake.requests[-1]) == [
-        {"correct": True, "answer": FIRST, "message": right, "must_say": [right]}
-    ]
-    assert state_of(fake.requests[-1]) | {"谜面": None} == {
+    assert fake.requests == []  # judged and worded in code
+    assert last_result(hosts) == {"correct": True, "answer": FIRST, "message": right, "must_say": [right]}
+    assert state(hosts) | {"谜面": None} == {
         "谜面": None,
         "已出题": 1,
         "猜对": 1,
         "谜底已揭晓": True,
     }
-    assert replies[-1].text == f"猜对啦，真厉害！{right}"  # the answer is heard, whatever the model said
+    assert replies[-1].text == f"{right}要不要再来一个？"
     assert replies[-1].session == "active"
 
 
@@ -150,7 +145,6 @@ async def test_right_answer_nods_with_a_happy_face_then_puts_the_star_back(
     hosts, fake, game
 ) -> None:
     host = await started(hosts, fake)
-    fake.push(call("check_answer"), Reply("猜对啦！"))
     replies = await ask(host, "message", "长颈鹿")
     sent = directives(replies)
     # happy face first, then the nod (tilt only), then the star stays on the screen
@@ -169,10 +163,10 @@ async def test_right_answer_nods_with_a_happy_face_then_puts_the_star_back(
 
 async def test_wrong_answer_shakes_the_head_and_reveals_nothing(hosts, fake) -> None:
     host = await started(hosts, fake)
-    fake.push(call("check_answer"), Reply("不对哦，再想想。"))
     replies = await ask(host, "message", "我猜是斑马")
-    result = tool_results(fake.requests[-1])
-    assert result == [{"correct": False, "message": "不对哦，再想想，也可以要个提示。"}]
+    assert fake.requests == []  # a guess that is not the answer: judged wrong in code
+    assert last_result(hosts) == {"correct": False, "message": "不对哦，再想想，也可以要个提示。"}
+    assert replies[-1].text == "不对哦，再想想，也可以要个提示。"
     assert calls(replies) == ["motion.move_to"] * 5  # a head shake, no face
     assert {tilt for _, tilt in moves(replies)} == {FRONT_TILT}
     assert len({pan for pan, _ in moves(replies)}) > 1
@@ -180,19 +174,17 @@ async def test_wrong_answer_shakes_the_head_and_reveals_nothing(hosts, fake) -> 
     assert FIRST not in fake.all_text()
     assert FIRST not in replies[-1].text
     # still open: the right answer after a wrong one counts
-    fake.push(call("check_answer"), Reply("对啦！"))
     await ask(host, "message", "长颈鹿")
-    assert tool_results(fake.requests[-1])[0]["correct"] is True
-    assert state_of(fake.requests[-1])["猜对"] == 1
+    assert last_result(hosts)["correct"] is True
+    assert state(hosts)["猜对"] == 1
 
 
 @pytest.mark.parametrize("said", ["鹿", "长颈", "我猜是鹿吧", "颈鹿"])
 async def test_half_an_answer_is_wrong(hosts, fake, said) -> None:
     host = await started(hosts, fake)
-    fake.push(call("check_answer"), Reply("不对哦。"))
     await ask(host, "message", said)
-    assert tool_results(fake.requests[-1])[0]["correct"] is False
-    assert state_of(fake.requests[-1])["谜底已揭晓"] is False
+    assert last_result(hosts)["correct"] is False
+    assert state(hosts)["谜底已揭晓"] is False
 
 
 @pytest.mark.parametrize("said", ["不是长颈鹿", "长颈鹿还是大象"], ids=["negated", "hedged"])
@@ -206,13 +198,11 @@ async def test_a_negated_or_hedged_answer_is_wrong(hosts, fake, said) -> None:
 async def test_a_listed_alias_is_right(hosts, fake) -> None:
     # 雨伞 lists 伞 among its aliases, so the short form counts for this riddle.
     host = await started(hosts, fake)
-    fake.push(call("next_riddle"), Reply("下一个。"), call("check_answer"), Reply("对啦！"))
+    fake.push(call("next_riddle"), Reply("下一个。"))
     await ask(host, "message", "下一个")
     await ask(host, "message", "伞")
     right = f"猜对了，谜底就是{SECOND}！"
-    assert tool_results(fake.requests[-1]) == [
-        {"correct": True, "answer": SECOND, "message": right, "must_say": [right]}
-    ]
+    assert last_result(hosts) == {"correct": True, "answer": SECOND, "message": right, "must_say": [right]}
 
 
 async def test_each_input_is_judged_once(hosts, fake) -> None:
@@ -222,26 +212,34 @@ async def test_each_input_is_judged_once(hosts, fake) -> None:
         call("check_answer"),  # a later step of the same input
         Reply("不对哦。"),
     )
-    replies = await ask(host, "message", "是斑马吗")
+    replies = await ask(host, "message", "不是长颈鹿")
     first, second = tool_results(fake.requests[-2])
     assert first["correct"] is False
     assert second == {"outcome": "already_judged"}
     assert tool_results(fake.requests[-1])[-1] == {"outcome": "already_judged"}
     assert calls(replies) == ["motion.move_to"] * 5  # one head shake
     # the next input is judged again
-    fake.push(call("check_answer"), Reply("对啦！"))
     await ask(host, "message", "长颈鹿")
-    assert tool_results(fake.requests[-1])[0]["correct"] is True
+    assert last_result(hosts)["correct"] is True
 
 
 async def test_a_revealed_riddle_is_not_judged_again(hosts, fake) -> None:
     host = await started(hosts, fake)
-    fake.push(call("check_answer"), Reply("对啦！"), call("check_answer"), Reply("已经猜出来啦。"))
+    fake.push(call("check_answer"), Reply("已经猜出来啦。"))
     await ask(host, "message", "长颈鹿")
     replies = await ask(host, "message", "长颈鹿")
     assert tool_results(fake.requests[-1])[0]["outcome"] == "no_riddle"
     assert directives(replies) == []
-    assert state_of(fake.requests[-1])["猜对"] == 1
+    assert state(hosts)["猜对"] == 1
+
+
+@pytest.mark.parametrize("said", ["不知道", "我不会", "猜不出来"])
+async def test_a_give_up_or_hint_request_is_never_a_wrong_guess(hosts, fake, said) -> None:
+    host = await started(hosts, fake)
+    replies = await ask(host, "message", said)
+    assert "不对" not in texts(replies)
+    assert calls(replies) == []  # no head shake
+    assert fake.requests == []
 
 
 # --------------------------------------------------------------------------- hint, give up
@@ -249,32 +247,32 @@ async def test_a_revealed_riddle_is_not_judged_again(hosts, fake) -> None:
 
 async def test_hint_uses_no_character_of_the_answer(hosts, fake, game) -> None:
     host = await started(hosts, fake)
+    before = state(hosts)
     hint = riddle(game, FIRST)["hint"]
-    fake.push(call("get_hint"), Reply("给你一个提示。"))
     replies = await ask(host, "message", "给个提示")
-    assert tool_results(fake.requests[-1]) == [{"hint": hint}]
+    assert last_result(hosts) == {"hint": hint}
+    assert texts(replies) == f"给你一个提示：{hint}"
     assert not set(FIRST) & set(hint)
-    assert not set(FIRST) & set(texts(replies))
     assert directives(replies) == []
-    assert state_of(fake.requests[-1]) == state_of(fake.requests[0])
+    assert state(hosts) == before
 
 
 async def test_give_up_says_the_answer_even_when_the_model_does_not(hosts, fake) -> None:
     host = await started(hosts, fake)
     fake.push(call("give_up"), Reply("好吧，我来揭晓。"))
-    replies = await ask(host, "message", "我猜不出来，告诉我吧")
+    replies = await ask(host, "message", "算了吧，你说吧")
     result = tool_results(fake.requests[-1])
     assert result == [
         {
             "answer": FIRST,
             "message": f"谜底是{FIRST}。要不要再来一个？",
-            "must_say": [f"谜底是{FIRST}。"],
+            "already_said": [f"谜底是{FIRST}。"],
         }
     ]
-    assert replies[-1].text == f"好吧，我来揭晓。谜底是{FIRST}。"
+    assert [r.text for r in replies] == [f"谜底是{FIRST}。", "好吧，我来揭晓。"]
     assert replies[-1].session == "active"
-    assert state_of(fake.requests[-1])["谜底已揭晓"] is True
-    assert state_of(fake.requests[-1])["猜对"] == 0
+    assert state(hosts)["谜底已揭晓"] is True
+    assert state(hosts)["猜对"] == 0
     # the end does not say it a second time
     fake.push(Reply("再见。"))
     end = await ask(host, "end", "结束游戏")
@@ -293,9 +291,9 @@ async def test_next_riddle_reveals_the_unsolved_one_then_reads_the_new_question(
     replies = await ask(host, "message", "再来一个")
     reveal = f"上一个的谜底是{previous}。"
     assert tool_results(fake.requests[-1]) == [
-        {"outcome": "new_riddle", "question": question, "number": 2, "must_say": [reveal, question]}
+        {"outcome": "new_riddle", "question": question, "number": 2, "already_said": [reveal, question]}
     ]
-    assert replies[-1].text == f"好，下一个。{reveal}{question}"
+    assert [r.text for r in replies] == [reveal, question, "好，下一个。"]
     assert state_of(fake.requests[-1]) == {
         "谜面": question,
         "已出题": 2,
@@ -312,16 +310,15 @@ async def test_ten_next_riddles_in_a_session_never_repeat(loaded, fake) -> None:
     )
     made = Hosts(loaded)
     try:
-        fake.push(Reply("开始。"))
         host = made.make(fake)
         await ask(host, "start", "玩猜谜语")
-        questions = [user_events(fake.requests[0])[-1]["result"]["question"]]
+        questions = [made.agents[-1].current["question"]]
         for number in range(2, 12):
             replies = await ask(host, "message", "下一个")
             result = tool_results(fake.requests[-1])[0]
             assert result["outcome"] == "new_riddle"
             assert result["number"] == number
-            assert result["question"] in replies[-1].text
+            assert result["question"] in texts(replies)
             questions.append(result["question"])
         assert len(set(questions)) == len(questions) == 11
     finally:
@@ -335,7 +332,7 @@ async def test_when_every_riddle_was_asked_the_session_ends(hosts) -> None:
     seen = set()
     for _ in range(total - 1):
         replies = await ask(host, "message", "再来一个")
-        seen.add(replies[-1].text)
+        seen.add(texts(replies))
         assert replies[-1].session == "active"
     last = await ask(host, "message", "再来一个")
     assert len(seen) == total - 1
@@ -352,11 +349,10 @@ async def test_chit_chat_judges_nothing_and_keeps_the_riddle(hosts, fake) -> Non
     replies = await ask(host, "message", "今天天气真好")
     assert tool_results(fake.requests[-1]) == []
     assert directives(replies) == []
-    assert replies[-1].text == "今天天气真好。我们接着猜刚才的谜语吧。"
-    fake.push(call("check_answer"), Reply("对啦！"))
+    assert "".join(r.text for r in replies) == "今天天气真好。我们接着猜刚才的谜语吧。"
+    assert state_of(fake.requests[-1])["谜底已揭晓"] is False  # unchanged
     await ask(host, "message", "长颈鹿")
-    assert state_of(fake.requests[-2]) == state_of(fake.requests[0])  # unchanged
-    assert tool_results(fake.requests[-1])[0]["correct"] is True
+    assert last_result(hosts)["correct"] is True
 
 
 # --------------------------------------------------------------------------- end
@@ -368,15 +364,15 @@ async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_answer(ho
     assert [r.text for r in stuck] == [INTERRUPTED]
     result = user_events(fake.requests[-1])[-1]["result"]
     assert result["answer"] == FIRST
-    assert result["must_say"] == [f"这个谜语的谜底是{FIRST}。"]
-    assert end[-1].text == f"再见。这个谜语的谜底是{FIRST}。"
+    assert result["already_said"] == [f"这个谜语的谜底是{FIRST}。"]
+    assert [r.text for r in end] == [f"这个谜语的谜底是{FIRST}。", "再见。"]
     assert end[-1].session == "ended"
     assert not host.has_session("c")
 
 
 async def test_end_sums_up_the_counts_and_reveals_the_open_riddle(hosts, fake) -> None:
     host = await started(hosts, fake)
-    fake.push(call("check_answer"), Reply("对啦！"), call("next_riddle"), Reply("下一个。"))
+    fake.push(call("next_riddle"), Reply("下一个。"))
     await ask(host, "message", "长颈鹿")
     await ask(host, "message", "下一个")
     fake.push(Reply("今天就到这里，再见。"))
@@ -386,9 +382,9 @@ async def test_end_sums_up_the_counts_and_reveals_the_open_riddle(hosts, fake) -
         "solved": 1,
         "message": "今天猜了2个谜语，猜对了1个。",
         "answer": SECOND,
-        "must_say": [f"这个谜语的谜底是{SECOND}。"],
+        "already_said": [f"这个谜语的谜底是{SECOND}。"],
     }
-    assert end[-1].text == f"今天就到这里，再见。这个谜语的谜底是{SECOND}。"
+    assert [r.text for r in end] == [f"这个谜语的谜底是{SECOND}。", "今天就到这里，再见。"]
     assert end[-1].session == "ended"
 
 
@@ -399,17 +395,17 @@ async def test_every_directive_is_valid_for_the_declared_capabilities(hosts, fak
     host = await started(hosts, fake)
     replies: list[GameReply] = []
     for tool, text in [
-        ("check_answer", "是斑马吗"),
-        ("get_hint", "提示一下"),
-        ("check_answer", "长颈鹿"),
+        (None, "是斑马吗"),
+        (None, "提示一下"),
+        (None, "长颈鹿"),
         ("next_riddle", "下一个"),
-        ("give_up", "不知道"),
-        ("check_answer", "伞"),
+        (None, "猜不出来"),
         ("next_riddle", "再来"),
-        ("check_answer", "是桌子吗"),
-        (None, "你好呀"),
+        (None, "是桌子吗"),
+        ("", "你好呀"),
     ]:
-        fake.push(*([call(tool)] if tool else []), Reply("好的。"))
+        if tool is not None:
+            fake.push(*([call(tool)] if tool else []), Reply("好的。"))
         replies += await ask(host, "message", text)
     fake.push(Reply("再见。"))
     replies += await ask(host, "end", "结束游戏")
@@ -421,14 +417,15 @@ async def test_no_unrevealed_answer_reaches_the_model_or_an_early_reply(hosts, f
     host = await started(hosts, fake)
     said: list[GameReply] = []
     for tool, text in [
-        ("check_answer", "是斑马吗"),
-        ("get_hint", "给个提示"),
-        ("check_answer", "鹿"),
-        (None, "你喜欢什么动物"),
-        ("get_hint", "再给个提示"),
-        ("check_answer", "是骆驼吧"),
+        (None, "是斑马吗"),
+        (None, "给个提示"),
+        (None, "鹿"),
+        ("", "你喜欢什么动物"),
+        (None, "再给个提示"),
+        (None, "是骆驼吧"),
     ]:
-        fake.push(*([call(tool)] if tool else []), Reply("好的。"))
+        if tool is not None:
+            fake.push(*([call(tool)] if tool else []), Reply("好的。"))
         said += await ask(host, "message", text)
     for secret in (FIRST, "颈"):
         assert secret not in fake.all_text()
@@ -438,7 +435,7 @@ async def test_no_unrevealed_answer_reaches_the_model_or_an_early_reply(hosts, f
     # only the end reveals it
     fake.push(Reply("再见。"))
     end = await ask(host, "end", "结束游戏")
-    assert FIRST in end[-1].text
+    assert FIRST in texts(end)
 
 
 async def test_an_offline_session_plays_start_message_end(hosts, game) -> None:
@@ -448,7 +445,7 @@ async def test_an_offline_session_plays_start_message_end(hosts, game) -> None:
     assert question in start[-1].text
     assert start[-1].session == "active"
     right = await ask(host, "message", "我猜是长颈鹿吧")
-    assert right[-1].text == f"猜对了，谜底就是{FIRST}！"
+    assert right[-1].text == f"猜对了，谜底就是{FIRST}！要不要再来一个？"
     assert screen(right)[-1] == game_module(game).STAR
     end = await ask(host, "end", "结束游戏")
     assert end[-1].text == "今天猜了1个谜语，猜对了1个。"
@@ -463,5 +460,5 @@ async def test_an_offline_end_reveals_the_open_riddle(hosts) -> None:
     wrong = await ask(host, "message", "是斑马吗")
     assert FIRST not in wrong[-1].text
     end = await ask(host, "end", "结束游戏")
-    assert end[-1].text == f"今天猜了1个谜语，猜对了0个。这个谜语的谜底是{FIRST}。"
+    assert [r.text for r in end] == [f"这个谜语的谜底是{FIRST}。", "今天猜了1个谜语，猜对了0个。"]
     assert end[-1].session == "ended"

@@ -82,8 +82,8 @@ def test_offline_means_no_key_and_no_base_url(values: dict[str, str], offline: b
     ("key", "raw", "fragment"),
     [
         ("LLM_TIMEOUT", "ten", "应该是数字"),
-        ("LLM_TIMEOUT", "0", "大于 0"),
-        ("LLM_TIMEOUT", "nan", "大于 0"),
+        ("LLM_TIMEOUT", "0", "1 到 300"),
+        ("LLM_TIMEOUT", "nan", "1 到 300"),
         ("LLM_TEMPERATURE", "hot", "应该是数字"),
         ("LLM_TEMPERATURE", "3", "0 到 2"),
     ],

@@ -12,8 +12,16 @@ import trio
 
 from agentcade.game.host import INTERRUPTED, NO_SESSION, TOO_MANY, GameHost
 from agentcade.game.loader import LoadedGame, load_game
+from agentcade.llm.client import MAX_TOKENS
 from agentcade.protocol import GameInput, GameReply
-from agentcade.skill_agent import COMMON_PROMPT, FALLBACK_LINES, MEMORY_ROUNDS
+from agentcade.skill_agent import (
+    COMMON_PROMPT,
+    CONTINUE_LINES,
+    FALLBACK_LINES,
+    MAX_TOOL_CALLS,
+    MEMORY_ROUNDS,
+)
+from agentcade.trace import Trace
 from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
@@ -66,15 +74,15 @@ def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def test_start_runs_on_start_before_the_model_and_passes_its_result(fake, probe, make_host) -> None:
-    fake.push(Reply("开局口令，我们开始吧。"))
+    fake.push(Reply("我们开始吧。"))
     host = make_host(fake, probe)
     replies = await ask(host, "c1", "start", "玩探针")
-    assert replies[-1].text == "开局口令，我们开始吧。"
+    assert [r.text for r in replies] == ["开局口令", "我们开始吧。"]
     event = user_events(fake.requests[0])[-1]
     assert event == {
         "event": "start",
         "user_text": "玩探针",
-        "result": {"question": "开局口令", "must_say": ["开局口令"]},
+        "result": {"question": "开局口令", "already_said": ["开局口令"]},
     }
 
 
@@ -88,28 +96,41 @@ async def test_system_prompt_is_common_prompt_then_skill_body_then_state(fake, p
     assert system["content"].endswith('{"counter": 0}')
 
 
-async def test_must_say_is_appended_when_the_model_leaves_it_out(fake, probe, make_host) -> None:
-    fake.push(Reply("我们开始吧。"))
-    replies = await ask(make_host(fake, probe), "c1", "start")
-    assert replies[-1].text == "我们开始吧。开局口令。"
+async def test_a_hooks_required_text_is_spoken_at_once_before_the_model_answers(fake, probe, make_host) -> None:
+    fake.push(Reply("我们开始吧。", delay=0.3))
+    got: list[str] = []
+
+    async def emit(reply: GameReply, final: bool) -> None:
+        got.append(f"{'final' if final else 'now'}:{reply.text}:{len(fake.requests)}")
+
+    host = make_host(fake, probe)
+    await host.handle("c1", GameInput(kind="start"), emit)
+    # the required text went out before the model was even asked
+    assert got == ["now:开局口令:0", "final:我们开始吧。:1"]
 
 
-async def test_must_say_fallback_is_used_and_tool_result_gains_must_say(fake, probe, make_host) -> None:
-    fake.push(Reply("开局口令"), Reply(tool_calls=[("remember", {})]), Reply("记住了。"))
+async def test_a_tools_required_text_is_spoken_at_once_and_reaches_the_model_as_already_said(fake, probe, make_host) -> None:
+    fake.push(Reply("好。"), Reply(tool_calls=[("remember", {})]), Reply("记住了。"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
     replies = await ask(host, "c1", "message", "口令是什么")
-    assert replies[-1].text == "记住了。口令是芝麻开门。"
-    # the field carries the whole fallback sentence, since it holds the required text
-    assert tool_messages(fake.requests[2]) == [{"ok": True, "must_say": ["口令是芝麻开门。"]}]
+    assert [r.text for r in replies] == ["口令是芝麻开门。", "记住了。"]
+    # the whole fallback sentence is spoken, since it holds the required text
+    assert tool_messages(fake.requests[2]) == [{"ok": True, "already_said": ["口令是芝麻开门。"]}]
 
 
-async def test_must_say_already_spoken_is_not_repeated(fake, probe, make_host) -> None:
-    fake.push(Reply("开局口令"), Reply(tool_calls=[("remember", {})]), Reply("芝麻开门！"))
+async def test_the_models_repeat_of_a_text_spoken_at_once_is_not_spoken_again(fake, probe, make_host) -> None:
+    fake.push(Reply("好。"), Reply(tool_calls=[("remember", {})]), Reply("芝麻开门！你记住了吗？"))
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
     replies = await ask(host, "c1", "message", "口令")
-    assert replies[-1].text == "芝麻开门！"
+    assert [r.text for r in replies] == ["口令是芝麻开门。", "你记住了吗？"]
+
+
+async def test_a_model_that_only_repeats_gets_a_short_closing_line(fake, probe, make_host) -> None:
+    fake.push(Reply("开局口令。"))
+    replies = await ask(make_host(fake, probe), "c1", "start")
+    assert [r.text for r in replies] == ["开局口令", CONTINUE_LINES["start"]]
 
 
 async def test_tool_exception_goes_back_to_the_model_as_error(fake, probe, make_host) -> None:
@@ -182,11 +203,24 @@ async def test_model_failure_gives_a_fallback_line_and_is_not_remembered(fake, p
     assert texts[-1] == "下一句"
 
 
-async def test_model_failure_on_start_ends_the_session(fake, probe, make_host) -> None:
+async def test_model_failure_after_a_successful_on_start_keeps_the_game(fake, probe, make_host) -> None:
     fake.push(Fail(500, headers=NO_RETRY))
     host = make_host(fake, probe)
     replies = await ask(host, "c1", "start")
-    assert replies[-1].text.startswith(FALLBACK_LINES["start"])
+    assert replies[0].text == "开局口令"  # what on_start made is heard
+    assert replies[-1].session == "active"
+    assert host.has_session("c1")
+
+
+async def test_model_failure_on_a_start_that_no_hook_began_ends_the_session(fake, probe, make_host, monkeypatch) -> None:
+    async def nothing(self, turn):  # a game that starts through the model's tools
+        return None
+
+    monkeypatch.setattr(probe.agent_cls, "on_start", nothing)
+    fake.push(Fail(500, headers=NO_RETRY))
+    host = make_host(fake, probe)
+    replies = await ask(host, "c1", "start")
+    assert replies[-1].text == FALLBACK_LINES["start"]
     assert replies[-1].session == "ended"
     assert not host.has_session("c1")
 
@@ -377,7 +411,8 @@ async def test_model_failure_after_a_tool_acted_speaks_what_the_tool_did(fake, p
     host = make_host(fake, probe)
     await ask(host, "c1", "start")
     replies = await ask(host, "c1", "message", "口令")
-    assert replies[-1].text == "口令是芝麻开门。"  # not "please say that again"
+    assert replies[0].text == "口令是芝麻开门。"  # not "please say that again"
+    assert FALLBACK_LINES["message"] not in "".join(r.text for r in replies)
 
 
 async def test_tool_calls_are_not_run_when_no_tools_were_offered(fake, probe, make_host) -> None:
@@ -412,3 +447,100 @@ async def test_concurrent_starts_on_one_context_leave_no_session_unclosed(fake, 
     assert host.session_count == 1
     await host.aclose()
     assert probe.agent_cls.closed_count - before == len(made) == 3  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- speech and caps
+
+
+def recording_host(make_host, fake, probe) -> tuple[GameHost, list[dict[str, Any]]]:
+    records: list[dict[str, Any]] = []
+    host = make_host(fake, probe, trace=Trace(records.append))
+    return host, records
+
+
+async def test_a_tool_that_replies_ends_the_turn_without_a_second_model_call(fake, probe, make_host) -> None:
+    fake.push(Reply("好。"), Reply(tool_calls=[("settle", {})]))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "结算")
+    assert replies[-1].text == "结算好了。"
+    assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '<tool_response>{"ok": true}</tool_response>好的，我们继续。',
+        "<tools></tools>【探针】好的，我们继续。",
+        '{"event": "message", "user_text": "是老鼠", "result": {}}好的，我们继续。',
+        "count(3) 好的，我们继续。",
+    ],
+    ids=["tool-response", "tools-and-speaker-tag", "event-envelope", "call-text"],
+)
+async def test_markup_json_tool_calls_and_speaker_tags_are_never_spoken_or_remembered(
+    fake, probe, make_host, raw
+) -> None:
+    fake.push(Reply("好。"), Reply(raw), Reply("嗯。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "你好")
+    assert replies[-1].text == "好的，我们继续。"
+    await ask(host, "c1", "message", "再说一句")
+    remembered = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "assistant"]
+    assert "好的，我们继续。" in remembered
+    assert not any(mark in "".join(c or "" for c in remembered) for mark in ("<", "{", "【", "("))
+
+
+async def test_an_answer_that_is_only_markup_speaks_what_the_tools_did(fake, probe, make_host) -> None:
+    fake.push(
+        Reply("好。"),
+        Reply(tool_calls=[("count", {"n": 2})]),
+        Reply('<tool_call>{"name": "count", "arguments": {"n": 2}}</tool_call>'),
+    )
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "数两个")
+    assert replies[-1].text == "好的。"  # the spoken fallback of {"n": 2, "counter": 2}
+    assert "<" not in replies[-1].text
+
+
+async def test_say_calls_are_capped_per_turn_with_a_trace_record(fake, probe, make_host) -> None:
+    fake.push(Reply("好。"), Reply(tool_calls=[("say", {"text": f"第{i}句。"}) for i in range(50)]), Reply("好了。"))
+    host, records = recording_host(make_host, fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "说很多话")
+    assert [r.text for r in replies] == ["第0句。", "第1句。", "好了。"]
+    caps = [r for r in records if r["type"] == "cap"]
+    assert {c["cap"] for c in caps} >= {"says", "tool_calls"}
+
+
+async def test_tool_calls_are_capped_per_turn_with_a_trace_record(fake, probe, make_host) -> None:
+    fake.push(Reply("好。"), Reply(tool_calls=[("count", {"n": 1})] * 20), Reply("数好了。"))
+    host, records = recording_host(make_host, fake, probe)
+    await ask(host, "c1", "start")
+    await ask(host, "c1", "message", "一直数")
+    assert host_agent_counter(host) == MAX_TOOL_CALLS
+    assert [r["limit"] for r in records if r["type"] == "cap"] == [MAX_TOOL_CALLS]
+
+
+def host_agent_counter(host: GameHost) -> int:
+    return host._sessions["c1"].agent.counter  # type: ignore[attr-defined]
+
+
+async def test_the_final_reply_is_spoken_sentence_by_sentence_while_the_model_streams(
+    fake, probe, make_host
+) -> None:
+    fake.push(Reply("好。"), Reply("第一句话。第二句话。第三句话。", chunk_delay=0.05))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    got: list[tuple[str, float]] = []
+
+    async def emit(reply: GameReply, final: bool) -> None:
+        got.append((reply.text, trio.current_time()))
+
+    await host.handle("c1", GameInput(kind="message", text="说三句"), emit)
+    assert [text for text, _ in got] == ["第一句话。", "第二句话。", "第三句话。"]
+    # the first sentence went out while the rest was still being generated
+    assert got[-1][1] - got[0][1] > 0.1
+    assert fake.requests[-1]["stream"] is True
+    assert fake.requests[-1]["max_tokens"] == MAX_TOKENS

@@ -10,6 +10,7 @@ import pytest
 import trio
 from pydantic import Field
 
+from agentcade.errors import GameCodeError
 from agentcade.tools import BUILTIN_TOOL_NAMES, Tool, ToolDefinitionError, collect_tools, tool
 
 if TYPE_CHECKING:  # only for annotations: tools must not need these at run time
@@ -590,11 +591,14 @@ async def test_cancellation_propagates_out_of_invoke(autojump_clock: MockClock) 
     assert trio.current_time() == 1
 
 
-async def test_keyboard_interrupt_is_not_caught() -> None:
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, SystemExit])
+async def test_a_tool_raising_a_process_ending_exception_raises_game_code_error(raised) -> None:
+    """Issue 12 item 15: it would end the server; the host fails the session instead."""
+
     class G:
         @tool("说明")
         def f(self) -> None:
-            raise KeyboardInterrupt
+            raise raised
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(GameCodeError, match="tool f raised"):
         await G.f.invoke(G(), None, None)

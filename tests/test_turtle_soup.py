@@ -116,7 +116,6 @@ def calls(reply: GameReply) -> list[str]:
 
 
 async def started(game: LoadedGame, fake: FakeOpenAI) -> Host:
-    fake.push(Reply("我们来喝海龟汤吧。"))
     host = Host(game, fake.settings())
     await host.ask("start", "玩海龟汤")
     return host
@@ -126,19 +125,20 @@ async def started(game: LoadedGame, fake: FakeOpenAI) -> Host:
 
 
 async def test_start_speaks_the_surface_and_keeps_the_bottom_from_the_host(game, fake) -> None:
-    fake.push(Reply("我们来喝海龟汤吧。"))
     host = Host(game, fake.settings())
     replies = await host.ask("start", "玩海龟汤")
     puzzle = host.agent.puzzle
     assert puzzle.surface in replies[-1].text
     assert replies[-1].session == "active"
-    result = user_events(fake.requests[0])[-1]["result"]
-    assert result["surface"] == puzzle.surface
-    assert [puzzle.surface in m for m in result["must_say"]] == [True]
-    system = system_of(fake.requests[0])
-    assert puzzle.surface in system  # state(): the surface …
-    assert puzzle.bottom not in fake.all_text()  # … never the bottom or a key point
-    assert not any(point in fake.all_text() for point in puzzle.key_points)
+    assert fake.requests == []  # the opening is code's
+    fake.push(verdict("unclear"), Reply("我也喜欢这个故事。"))
+    await host.ask("message", "换个话题吧")
+    (host_request,) = [r for r in fake.requests if is_host(r)]
+    assert user_events(host_request)[0]["result"]["surface"] == puzzle.surface
+    assert puzzle.surface in system_of(host_request)  # state(): the surface …
+    seen = request_text(host_request)
+    assert puzzle.bottom not in seen  # … never the bottom or a key point
+    assert not any(point in seen for point in puzzle.key_points)
 
 
 # --------------------------------------------------------------------------- questions
@@ -158,13 +158,12 @@ async def test_a_question_is_judged_by_a_separate_model_call(
 ) -> None:
     host = await started(game, fake)
     puzzle = host.agent.puzzle
-    fake.push(Reply(tool_calls=[("ask_question", {})]), verdict(v), Reply("嗯。"))
+    fake.push(verdict(v))
     replies = await host.ask("message", "他是不是在晾伞")
-    assert len(fake.requests) == 4
-    judge = fake.requests[2]
+    assert len(fake.requests) == 1  # the judge only: its verdict is the whole answer
+    judge = fake.requests[0]
     # The referee: its own prompt, the puzzle and the raw words — nothing of the host.
     assert system_of(judge) == module.referee.JUDGE_PROMPT
-    assert all(is_host(r) for r in (fake.requests[0], fake.requests[1], fake.requests[3]))
     text = request_text(judge)
     assert puzzle.bottom in text
     assert puzzle.surface in text
@@ -177,11 +176,7 @@ async def test_a_question_is_judged_by_a_separate_model_call(
     assert "tools" not in judge
     assert judge["model"] == "fake-model"
     assert judge["temperature"] == 0
-    # The host sees the verdict, not the bottom.
-    assert tool_results(fake.requests[3]) == [
-        {"outcome": "answered", "verdict": v, "solved": False, "message": answer}
-    ]
-    assert all(puzzle.bottom not in request_text(r) for r in fake.requests if is_host(r))
+    assert replies[-1].text == answer
     moves = [c for c in calls(replies[-1]) if c == "motion.move_to"]
     assert bool(moves) == (gesture is not None)
     assert host.agent.questions == 1
@@ -191,9 +186,9 @@ async def test_a_question_is_judged_by_a_separate_model_call(
 async def test_a_question_that_states_the_whole_truth_solves_it(game, fake) -> None:
     host = await started(game, fake)
     puzzle = host.agent.puzzle
-    fake.push(Reply(tool_calls=[("ask_question", {})]), verdict("yes", True), Reply("猜中啦！"))
+    fake.push(verdict("yes", True))
     replies = await host.ask("message", "是不是因为伞湿了要晾干")
-    assert tool_results(fake.requests[3])[0]["outcome"] == "solved"
+    assert host.agent.solved == 1
     assert puzzle.bottom in replies[-1].text
     assert host.agent.revealed
     assert host.agent.solved == 1
@@ -202,15 +197,14 @@ async def test_a_question_that_states_the_whole_truth_solves_it(game, fake) -> N
 async def test_each_input_is_judged_once(game, fake) -> None:
     host = await started(game, fake)
     fake.push(
+        Reply('{"verdict": "unclear"}'),
         Reply(tool_calls=[("ask_question", {}), ("propose_solution", {})]),
-        verdict("no"),
-        Reply("不是。"),
+        Reply("你能换个说法吗？"),
     )
-    await host.ask("message", "他是不是在晾伞")
-    assert len(fake.requests) == 4  # one judge call for two judging tools
-    results = tool_results(fake.requests[3])
-    assert results[0]["verdict"] == "no"
-    assert results[1]["outcome"] == "already_judged"
+    await host.ask("message", "嗯嗯这个")
+    assert len(fake.requests) == 3  # one judge call, in the hook; the tools judge no more
+    results = tool_results(fake.requests[2])
+    assert [r["outcome"] for r in results] == ["already_judged", "already_judged"]
 
 
 # --------------------------------------------------------------------------- solutions
@@ -219,17 +213,13 @@ async def test_each_input_is_judged_once(game, fake) -> None:
 async def test_a_correct_solution_reveals_the_bottom_and_celebrates(game, fake, module) -> None:
     host = await started(game, fake)
     puzzle = host.agent.puzzle
-    fake.push(
-        Reply(tool_calls=[("propose_solution", {})]), verdict("yes", True), Reply("太厉害了！")
-    )
+    fake.push(verdict("yes", True))
     replies = await host.ask("message", "我知道了，伞是湿的，她撑开伞是为了把它晾干")
-    judge = fake.requests[2]
+    judge = fake.requests[0]
     assert system_of(judge) == module.referee.JUDGE_PROMPT
     assert "伞是湿的，她撑开伞是为了把它晾干" in request_text(judge)
-    result = tool_results(fake.requests[3])[0]
-    assert result["outcome"] == "solved"
-    assert [puzzle.bottom in m for m in result["must_say"]] == [True]
-    assert replies[-1].text == f"太厉害了！汤底是：{puzzle.bottom}"
+    assert "说出了他猜的真相" in request_text(judge)  # judged as a solution
+    assert replies[-1].text == f"猜中啦，太厉害了！汤底是：{puzzle.bottom}"
     assert "expression_runtime.start" in calls(replies[-1])  # the happy face
     assert host.agent.revealed
     assert host.agent.solved == 1
@@ -239,9 +229,9 @@ async def test_a_correct_solution_reveals_the_bottom_and_celebrates(game, fake, 
 async def test_a_partial_or_wrong_solution(game, fake, v, outcome) -> None:
     host = await started(game, fake)
     puzzle = host.agent.puzzle
-    fake.push(Reply(tool_calls=[("propose_solution", {})]), verdict(v), Reply("再想想。"))
+    fake.push(verdict(v))
     replies = await host.ask("message", "我觉得伞是湿的")
-    result = tool_results(fake.requests[3])[0]
+    result = json.loads(host.agent._memory[-1][0]["content"])["result"]
     assert result["outcome"] == outcome
     assert result["solved"] is False
     assert puzzle.bottom not in replies[-1].text
@@ -255,23 +245,21 @@ async def test_hints_come_in_order_and_run_out(game, fake) -> None:
     host = await started(game, fake)
     hints = host.agent.puzzle.hints
     for i, hint in enumerate(hints):
-        fake.push(Reply(tool_calls=[("get_hint", {})]), Reply(hint))
-        await host.ask("message", "给个提示")
-        result = tool_results(fake.requests[-1])[0]
+        replies = await host.ask("message", "给个提示")
+        result = json.loads(host.agent._memory[-1][0]["content"])["result"]
         assert result == {"outcome": "hint", "hint": hint, "hints_left": len(hints) - i - 1}
-    fake.push(Reply(tool_calls=[("get_hint", {})]), Reply("提示用完了。"))
+        assert replies[-1].text == hint
     await host.ask("message", "再给个提示")
-    assert tool_results(fake.requests[-1])[0]["outcome"] == "no_more_hints"
+    assert json.loads(host.agent._memory[-1][0]["content"])["result"]["outcome"] == "no_more_hints"
     assert host.agent.state()["这道题用了几次提示"] == len(hints)
-    assert all(is_host(r) for r in fake.requests)  # hints need no judge
+    assert fake.requests == []  # hints need no model
 
 
 async def test_give_up_reveals_the_bottom(game, fake) -> None:
     host = await started(game, fake)
     puzzle = host.agent.puzzle
-    fake.push(Reply(tool_calls=[("give_up", {})]), Reply("好吧，我来揭晓。"))
     replies = await host.ask("message", "我放弃")
-    assert replies[-1].text == f"好吧，我来揭晓。汤底是：{puzzle.bottom}"
+    assert replies[-1].text == f"好吧，我来揭晓。汤底是：{puzzle.bottom}要不要再来一个？"
     assert host.agent.revealed
     assert host.agent.solved == 0
     fake.push(Reply("再见。"))
@@ -287,13 +275,12 @@ async def test_next_puzzle_never_repeats_in_a_session(game, fake, module) -> Non
         if request["messages"][-1]["role"] != "user"
         else Reply(tool_calls=[("next_puzzle", {})])
     )
-    fake.push(Reply("开始。"))
     host = Host(game, fake.settings())
     await host.ask("start")
     total = len(module.agent.PUZZLES)
     for _ in range(total - 1):
         replies = await host.ask("message", "再来一个")
-        assert host.agent.puzzle.surface in replies[-1].text
+        assert host.agent.puzzle.surface in "".join(r.text for r in replies)
     assert len(set(host.agent.session_ids)) == total
     await host.ask("message", "再来一个")
     assert tool_results(fake.requests[-1])[0]["outcome"] == "no_more"
@@ -338,13 +325,12 @@ async def test_a_corrupt_record_does_not_stop_the_game(game, home, content) -> N
 # --------------------------------------------------------------------------- chit-chat, end
 
 
-async def test_chit_chat_makes_no_judge_call(game, fake) -> None:
+async def test_chit_chat_the_judge_finds_unclear_is_answered_by_the_host(game, fake) -> None:
     host = await started(game, fake)
-    fake.push(Reply("你好呀！我们接着猜吧。"))
+    fake.push(Reply('{"verdict": "unclear", "solved": false}'), Reply("你好呀！我们接着猜吧。"))
     replies = await host.ask("message", "小懒你今天开心吗")
-    assert replies[-1].text == "你好呀！我们接着猜吧。"
-    assert len(fake.requests) == 2
-    assert all(is_host(r) for r in fake.requests)
+    assert [r.text for r in replies] == ["你好呀！", "我们接着猜吧。"]  # spoken as it streams
+    assert [is_host(r) for r in fake.requests] == [False, True]
     assert host.agent.questions == 0
 
 
@@ -357,7 +343,7 @@ async def test_end_during_a_slow_judge_cancels_it_and_reveals_the_bottom(game, f
         judging.set()
         return Hang()
 
-    fake.push(Reply(tool_calls=[("ask_question", {})]), hang, Reply("下次再玩。"))
+    fake.push(hang, Reply("下次再玩。"))
     pending: list[list[GameReply]] = []
     async with trio.open_nursery() as nursery:
 
@@ -367,11 +353,10 @@ async def test_end_during_a_slow_judge_cancels_it_and_reveals_the_bottom(game, f
         nursery.start_soon(question)
         with trio.fail_after(5):
             await judging.wait()  # the judge call is in flight
-            assert system_of(fake.requests[-1]) != system_of(fake.requests[0])
             end = await host.ask("end", "结束游戏")
     assert pending[0][-1].text == INTERRUPTED
     assert puzzle.bottom not in "".join(r.text for r in pending[0])
-    assert end[-1].text == f"下次再玩。这道汤的汤底是：{puzzle.bottom}"
+    assert [r.text for r in end] == [f"这道汤的汤底是：{puzzle.bottom}", "下次再玩。"]
     assert end[-1].session == "ended"
     assert host.agent.questions == 0
     assert host.agent.judge_model is None
@@ -380,8 +365,7 @@ async def test_end_during_a_slow_judge_cancels_it_and_reveals_the_bottom(game, f
 async def test_a_slow_judge_says_wait_first(game, fake, module, monkeypatch) -> None:
     monkeypatch.setattr(module.agent.GameAgent, "SOOTHE_AFTER", 0.05)
     host = await started(game, fake)
-    fake.push(Reply(tool_calls=[("ask_question", {})]), Reply('{"verdict": "no", "solved": false}', delay=0.3),
-              Reply("不是。"))  # fmt: skip
+    fake.push(Reply('{"verdict": "no", "solved": false}', delay=0.3))
     replies = await host.ask("message", "是不是下雨了")
     assert [r.text for r in replies] == ["让我想一想。", "不是。"]
 
@@ -390,7 +374,7 @@ async def test_end_sums_up(game, fake) -> None:
     host = await started(game, fake)
     puzzle = host.agent.puzzle
     for v in ("no", "yes"):
-        fake.push(Reply(tool_calls=[("ask_question", {})]), verdict(v), Reply("嗯。"))
+        fake.push(verdict(v))
         await host.ask("message", "问一个问题吗")
     fake.push(Reply("这一局就到这里。"))
     end = await host.ask("end", "结束游戏")
@@ -400,7 +384,7 @@ async def test_end_sums_up(game, fake) -> None:
     assert result["puzzles"] == 1
     assert result["bottom"] == puzzle.bottom
     assert result["message"] == "这一局你一共问了两个问题，喝了一道汤，这次没有解开，下次加油。"
-    assert puzzle.bottom in end[-1].text
+    assert puzzle.bottom in "".join(r.text for r in end)
     assert end[-1].session == "ended"
 
 
@@ -409,21 +393,12 @@ async def test_the_host_never_sees_the_unrevealed_bottom(game, fake) -> None:
     puzzle = host.agent.puzzle
     said: list[str] = []
     script = [
-        ("他是男孩吗", [Reply(tool_calls=[("ask_question", {})]), verdict("no"), Reply("不是。")]),
-        (
-            "和天气有关吗",
-            [Reply(tool_calls=[("ask_question", {})]), verdict("close"), Reply("很接近了！")],
-        ),
-        ("给个提示", [Reply(tool_calls=[("get_hint", {})]), Reply("提示来了。")]),
-        (
-            "我猜她在玩",
-            [Reply(tool_calls=[("propose_solution", {})]), verdict("no"), Reply("不对哦。")],
-        ),
-        ("你喜欢吃什么", [Reply("我喜欢电。我们接着猜吧。")]),
-        (
-            "嗯嗯",
-            [Reply(tool_calls=[("ask_question", {})]), Reply("乱七八糟"), Reply("再说一次？")],
-        ),
+        ("他是男孩吗", [verdict("no")]),
+        ("和天气有关吗", [verdict("close")]),
+        ("给个提示", []),
+        ("我猜她在玩", [verdict("no")]),
+        ("你喜欢吃什么", [verdict("unclear"), Reply("我喜欢电。我们接着猜吧。")]),
+        ("嗯嗯", [Reply("乱七八糟"), Reply("再说一次？")]),
     ]
     for text, items in script:
         fake.push(*items)
@@ -434,7 +409,6 @@ async def test_the_host_never_sees_the_unrevealed_bottom(game, fake) -> None:
     for request in host_requests:
         assert not any(secret in request_text(request) for secret in secrets)
     assert not any(puzzle.bottom in text for text in said)
-    fake.push(Reply(tool_calls=[("give_up", {})]), Reply("好的。"))
     replies = await host.ask("message", "我放弃")
     assert puzzle.bottom in replies[-1].text
 
@@ -457,11 +431,11 @@ async def test_the_host_never_sees_the_unrevealed_bottom(game, fake) -> None:
 )
 async def test_an_unusable_judge_answer_asks_the_user_to_rephrase(game, fake, module, bad) -> None:
     host = await started(game, fake)
-    fake.push(Reply(tool_calls=[("ask_question", {})]), bad, Reply("能换个说法吗？"))
+    fake.push(bad, Reply("能换个说法吗？"))
     replies = await host.ask("message", "他是不是在晾伞")
-    assert tool_results(fake.requests[-1]) == [
-        {"outcome": "unclear", "message": module.agent.ASK_AGAIN}
-    ]
+    assert user_events(fake.requests[-1])[-1]["result"] == {
+        "outcome": "unclear", "message": module.agent.ASK_AGAIN
+    }
     assert replies[-1].text == "能换个说法吗？"
     assert replies[-1].session == "active"
     assert host.agent.questions == 0
@@ -540,7 +514,7 @@ async def test_an_offline_session_plays_end_to_end(game, home, module) -> None:
     again = await host.ask("message", "再来一个")
     second = host.agent.puzzle
     assert second.id != puzzle.id
-    assert second.surface in again[-1].text
+    assert second.surface in "".join(r.text for r in again)
     gave_up = await host.ask("message", "我放弃")
     assert second.bottom in gave_up[-1].text
     end = await host.ask("end", "结束游戏")
@@ -554,7 +528,7 @@ async def test_an_offline_end_reveals_the_unrevealed_bottom(game) -> None:
     await host.ask("start")
     puzzle = host.agent.puzzle
     end = await host.ask("end", "结束游戏")
-    assert puzzle.bottom in end[-1].text
+    assert puzzle.bottom in "".join(r.text for r in end)
     assert end[-1].session == "ended"
 
 
@@ -563,6 +537,7 @@ async def test_moving_to_the_next_puzzle_tells_the_unsolved_bottom(game, fake) -
     old = host.agent.puzzle
     fake.push(Reply(tool_calls=[("next_puzzle", {})]), Reply("好，换一个。"))
     replies = await host.ask("message", "换一个")
-    assert f"上一道汤的汤底是：{old.bottom}" in replies[-1].text
+    said = "".join(r.text for r in replies)
+    assert f"上一道汤的汤底是：{old.bottom}" in said
     assert host.agent.puzzle is not old
-    assert host.agent.puzzle.surface in replies[-1].text
+    assert host.agent.puzzle.surface in said

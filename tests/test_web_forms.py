@@ -118,7 +118,7 @@ def test_the_model_section_checks_values_with_llm_settings() -> None:
     bad = check_submission(sec, {"LLM_TEMPERATURE": "3"}, current={})
     assert "0 到 2" in bad.errors["LLM_TEMPERATURE"]
     bad = check_submission(sec, {"LLM_TIMEOUT": "0"}, current={})
-    assert "大于 0" in bad.errors["LLM_TIMEOUT"]
+    assert "1 到 300" in bad.errors["LLM_TIMEOUT"]
     assert check_submission(sec, {"LLM_TEMPERATURE": "1.2"}, current={}).ok
 
 

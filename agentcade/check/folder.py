@@ -8,7 +8,9 @@ and checked like a URL (``agentcade.check.session``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -25,6 +27,9 @@ from agentcade.check.session import GameCalls, check_session
 from agentcade.settings import AgentSettings
 from agentcade.skill import RULES as SKILL_RULES, Skill, check_skill
 from agentcade.trace import Trace
+
+if TYPE_CHECKING:
+    from agentcade.tools import Tool
 
 __all__ = ["run_check"]
 
@@ -95,6 +100,7 @@ async def _check_folder(
     result.ok("TOOLS-DEFINITION")
     _check_tool_mentions(result, game.skill, set(tools), BUILTIN_TOOL_NAMES)
     _check_settings_declared(result, path, game.agent_cls.config)
+    _check_blocking(result, game.agent_cls, tools.values())
 
     game_calls = GameCalls()
     try:
@@ -169,6 +175,22 @@ def _check_tool_mentions(
                 f'say when to use it in the flow, e.g. "调用 {name}", or remove the tool',
             )
     result.ok("TOOLS-UNMENTIONED")
+
+
+def _check_blocking(result: CheckResult, agent_cls: type, tools: Iterable[Tool]) -> None:
+    from agentcade.check.blocking import blocking_calls, tool_and_hook_functions
+
+    clean = True
+    for where, fn in tool_and_hook_functions(agent_cls, tools):
+        for call, instead in blocking_calls(fn):
+            clean = False
+            result.problem(
+                "TOOLS-BLOCKING",
+                f"{where} calls {call}(), which blocks: the family waits in silence meanwhile",
+                f"make it async and use {instead}, or keep the tool cheap",
+            )
+    if clean:
+        result.ok("TOOLS-BLOCKING")
 
 
 def _check_settings_declared(result: CheckResult, folder: Path, config_cls: type[AgentSettings]) -> None:

@@ -41,6 +41,7 @@ _OWN_RULES: dict[str, tuple[Level, str]] = {
     "SKILL-TOOL-MISSING": ("fail", 'every "调用 X" in SKILL.md names an existing tool'),
     "TOOLS-UNMENTIONED": ("warn", "every tool is mentioned in SKILL.md"),
     "SETTINGS-UNDECLARED": ("warn", "every setting config.py reads is listed in settings.yaml"),
+    "TOOLS-BLOCKING": ("warn", "no tool or hook calls something that blocks (time.sleep, requests)"),
     "SETTINGS-ENV-EXAMPLE": ("warn", ".env.example lists what settings.yaml says"),
     "CATALOG-ID-BUILTIN": ("fail", "the id is not a built-in game's"),
     "CATALOG-ID-DUPLICATE": ("fail", "the id is not another catalog game's"),
@@ -70,7 +71,10 @@ RULES: MappingProxyType[str, Level] = MappingProxyType(
 )
 """Every rule ID ``check`` can report -> its level. Stable: CI and docs refer to them."""
 
-_GAME_RULES = ("GAME-LOAD", "TOOLS-DEFINITION", "SKILL-TOOL-MISSING", "TOOLS-UNMENTIONED", "SETTINGS-UNDECLARED")
+_GAME_RULES = (
+    "GAME-LOAD", "TOOLS-DEFINITION", "SKILL-TOOL-MISSING", "TOOLS-UNMENTIONED", "SETTINGS-UNDECLARED",
+    "TOOLS-BLOCKING",
+)
 _SESSION_RULES = tuple(r for r in _OWN_RULES if r.startswith(("SESSION-", "REPLY-", "DIRECTIVE-")))
 
 

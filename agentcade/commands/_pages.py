@@ -21,7 +21,8 @@ from agentcade.web import DEFAULT_PORT, Pages, PagesError, serve_pages
 from agentcade.wiring.pipeline import follow_model_settings
 
 
-def _port(text: str) -> int:
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0..65535 (0: any free port)."""
     try:
         port = int(text)
     except ValueError:
@@ -34,10 +35,10 @@ def _port(text: str) -> int:
 def add_pages_options(p: argparse.ArgumentParser) -> None:
     """Add the pages' options."""
     env = os.environ.get("AGENTCADE_PAGES_PORT", "")
-    default = _port(env) if env.strip().isdigit() else DEFAULT_PORT
+    default = port_number(env) if env.strip().isdigit() else DEFAULT_PORT
     p.add_argument("--no-pages", action="store_true",
                    help="do not serve the settings / games / live pages")
-    p.add_argument("--pages-port", type=_port, default=default, metavar="PORT",
+    p.add_argument("--pages-port", type=port_number, default=default, metavar="PORT",
                    help=f"port of the pages on 127.0.0.1 (default {DEFAULT_PORT}, "
                         "or $AGENTCADE_PAGES_PORT; 0: any free port)")
     p.add_argument("--catalog-url", metavar="URL",

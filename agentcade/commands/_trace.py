@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -17,9 +18,13 @@ def add_trace_options(p: argparse.ArgumentParser, what: str) -> None:
 
 @contextmanager
 def trace_from_args(args: argparse.Namespace, *printers: Sink) -> Iterator[Trace]:
-    """A trace with ``printers`` when ``--trace``, and the JSON-lines file when asked."""
+    """A trace with ``printers`` when ``--trace``, and the JSON-lines file when asked.
+
+    Raises:
+        TraceFileError: the file cannot be opened (one line says why; exit code 1).
+    """
     trace = Trace(*(printers if args.trace else ()))
-    jsonl = JsonLinesSink(args.trace_file) if args.trace_file else None
+    jsonl = JsonLinesSink(args.trace_file, report=_say_on_stderr) if args.trace_file else None
     if jsonl is not None:
         trace.add_sink(jsonl)
     try:
@@ -27,3 +32,7 @@ def trace_from_args(args: argparse.Namespace, *printers: Sink) -> Iterator[Trace
     finally:
         if jsonl is not None:
             jsonl.close()
+
+
+def _say_on_stderr(text: str) -> None:
+    print(f"agentcade: {text}", file=sys.stderr, flush=True)

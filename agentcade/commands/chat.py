@@ -5,6 +5,12 @@ robot. ``/end`` ends the round's game, ``/quit`` leaves (ending a running game f
 After a game ends, the next line starts a new one. Lines come from stdin, so
 ``agentcade chat games/riddle < lines.txt`` plays a scripted session.
 
+Errors: a game that cannot be opened (a folder with a mistake, a URL that does not answer
+or serves a card we cannot play) is one line and exit code 1; a reply that goes wrong
+mid-session is one line, and the session goes on. A line longer than ``MAX_INPUT``
+characters is cut to it; when the game has said nothing for a while, "（还在等游戏回应……）"
+is printed so a hang is not mistaken for a crash.
+
 ``--trace`` prints, per game, the composed system prompt once and then the state each
 round, the messages sent to the model and every tool call with its arguments and result;
 ``--trace-file PATH`` writes the same records as JSON lines. A robot call the game may not
@@ -23,11 +29,13 @@ from typing import Any
 import trio
 
 from agentcade.commands._trace import add_trace_options, trace_from_args
+from agentcade.errors import PeerError
 from agentcade.game.client import GameClient
 from agentcade.game.loader import GameLoadError
 from agentcade.llm import offline_notice
 from agentcade.protocol import DEFAULT_START, GameInput, GameReply
-from agentcade.settings import SettingsError
+from agentcade.settings import SettingsError, load_budgets
+from agentcade.speech import clip_input
 from agentcade.trace import Trace
 from agentcade.wiring.games import is_url, open_game, open_local_game
 
@@ -50,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
+
 async def _chat(args: argparse.Namespace, trace: Trace) -> int:
+    global _patience
+    _patience = load_budgets().patience
     if is_url(args.game):
         async with open_game(args.game, trace=trace) as client:
             return await _session(client, args)
@@ -77,7 +88,7 @@ async def _session(client: GameClient, args: argparse.Namespace) -> int:
             if context is not None:
                 await _request(client, context, GameInput(kind="end", text="", reason="shutdown"))
             return 0
-        line = line.strip()
+        line = clip_input(line.strip())
         if not line:
             continue
         if line == "/end":
@@ -93,16 +104,39 @@ async def _session(client: GameClient, args: argparse.Namespace) -> int:
 
 
 async def _request(client: GameClient, context: str, game_input: GameInput) -> bool:
-    """Send one request, print its replies; returns whether the session ended."""
+    """Send one request, print its replies; returns whether the session ended.
+
+    A request that fails (a remote game's garbage, a dropped connection) is told in one
+    line; a failed ``start`` or ``end`` counts as the end of the session.
+    """
     ended = False
-    async with client.stream(context, game_input) as replies:
-        async for reply, is_final in replies:
-            print_reply(reply)
-            if is_final:
-                ended = reply.session == "ended"
+    waiting = trio.CancelScope()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_still_waiting, waiting)
+            async with client.stream(context, game_input) as replies:
+                async for reply, is_final in replies:
+                    waiting.cancel()
+                    print_reply(reply)
+                    if is_final:
+                        ended = reply.session == "ended"
+            waiting.cancel()
+    except* PeerError as group:
+        print(f"—— 游戏出错了：{group.exceptions[0]}。可以再说一遍，或者 /quit 退出。", flush=True)
+        ended = game_input.kind != "message"
     if ended:
         print("—— 这一局结束了。输入一句话开始新的一局，/quit 退出。", flush=True)
     return ended
+
+
+_patience = 4.0
+"""Seconds of silence before "still waiting" is printed (``AGENTCADE_PATIENCE``)."""
+
+
+async def _still_waiting(scope: trio.CancelScope) -> None:
+    with scope:
+        await trio.sleep(_patience)
+        print("（还在等游戏回应……）", flush=True)
 
 
 def print_reply(reply: GameReply) -> None:

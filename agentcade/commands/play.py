@@ -17,19 +17,27 @@ another Application holds it; one line says so. Exit codes: 0 done, 1 settings t
 :data:`BAD_ROBOT` (2) a ``--robot`` value that names no robot, :data:`ROBOT_UNAVAILABLE` (3)
 the robot cannot be used (Daemon unreachable or too slow to answer, another Application
 holds the robot, ``app`` outside an Application) — each with one line saying what to do.
+
+Ctrl-C and SIGTERM stop play within a moment, even while a model or a game hangs: the
+game is ended (reason ``shutdown``) and the robot reset, within 3 seconds in all; exit
+code 130 / 143.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import trio
 
 from agentcade.commands._pages import add_pages_options, pages_from_args
+from agentcade.commands._signals import Stopped, exit_code, stop_on_signals
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
 from agentcade.device.robots import DeviceError, Robot, open_robot, robot_spec_problem
+from agentcade.game.client import GameInfo
+from agentcade.main.agent import MainAgent
 from agentcade.settings import SettingsError
 from agentcade.trace import Trace
 from agentcade.wiring.pipeline import open_pipeline
@@ -59,48 +67,70 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_pages_options(p)
 
 
+STOP_GRACE = 1.5
+"""Seconds the game's goodbye may take after Ctrl-C / SIGTERM (the reset follows)."""
+
+
 def run(args: argparse.Namespace) -> int:
-    """Play until /quit or end of input."""
+    """Play until /quit, end of input, Ctrl-C or SIGTERM."""
     problem = robot_spec_problem(args.robot)
     if problem is not None:
         print(f"agentcade play: {problem}", file=sys.stderr)
         return BAD_ROBOT
     try:
         with trace_from_args(args, ConsoleTrace(), _main_trace_printer) as trace:
-            trio.run(_play, args, trace)
+            stopped: Stopped = trio.run(_play, args, trace)
     except SettingsError as exc:
         print(f"agentcade play: {exc}", file=sys.stderr)
         return 1
     except DeviceError as exc:  # only connecting raises it: during play the queue keeps them
         print(f"agentcade play: {exc.reason}", file=sys.stderr)
         return ROBOT_UNAVAILABLE
-    return 0
+    if stopped.signal is not None:
+        # The line reader's thread is still blocked reading stdin, and the interpreter's
+        # exit would wait seconds for stdin's lock: everything is closed, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(exit_code(stopped))
+    return exit_code(stopped)
 
 
-async def _play(args: argparse.Namespace, trace: Trace) -> None:
-    async with open_robot(args.robot, trace=trace) as robot, open_pipeline(
-        robot, games=args.game, trace=trace
-    ) as (agent, registry), pages_from_args(args, agent, registry, trace):
-        names = "、".join(g.name for g in registry.games) or "（没有）"
-        print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
-        lines = LineReader()
-        while True:
-            line = await lines.read()
-            if line is None:  # end of input: let pending replies play, then end the game
-                await agent.wait_idle()
-                return
-            line = line.strip()
-            if not line:
-                continue
-            if line == "/quit":
-                return
-            if line == "/wait":
-                await agent.wait_idle()
-                continue
-            if line == "/screen":
-                print(_screen(robot), flush=True)
-                continue
-            await agent.on_user(line)
+async def _play(args: argparse.Namespace, trace: Trace) -> Stopped:
+    lines_scope = trio.CancelScope()
+    async with stop_on_signals(lines_scope) as stopped, open_robot(
+        args.robot, trace=trace
+    ) as robot, open_pipeline(robot, games=args.game, trace=trace) as (
+        agent, registry
+    ), pages_from_args(args, agent, registry, trace):
+        with lines_scope:
+            await _lines(agent, robot, registry.games)
+        if stopped.signal is not None:
+            print("—— 收到退出信号，正在结束游戏。", flush=True)
+            agent.shutdown_grace = STOP_GRACE
+    return stopped
+
+
+async def _lines(agent: MainAgent, robot: Robot, games: list[GameInfo]) -> None:
+    names = "、".join(g.name for g in games) or "（没有）"
+    print(f"—— 小懒在听。可以玩：{names}。/wait 等游戏说完，/screen 看屏幕，/quit 退出。", flush=True)
+    lines = LineReader()
+    while True:
+        line = await lines.read()
+        if line is None:  # end of input: let pending replies play, then end the game
+            await agent.wait_idle()
+            return
+        line = line.strip()
+        if not line:
+            continue
+        if line == "/quit":
+            return
+        if line == "/wait":
+            await agent.wait_idle()
+            continue
+        if line == "/screen":
+            print(_screen(robot), flush=True)
+            continue
+        await agent.on_user(line)
 
 
 def _screen(robot: Robot) -> str:

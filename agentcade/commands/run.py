@@ -170,7 +170,7 @@ async def _run(
             raise DeviceError("unavailable", "connect", f"{robot_spec} is not a robot with a voice")
         voice = VoiceRobot(robot, synthesizer, trace=trace)
         async with open_pipeline(
-            voice, games=args.game, trace=trace, shutdown_grace=APP_GRACE if app else 15.0
+            voice, games=args.game, trace=trace, shutdown_grace=APP_GRACE if app else None
         ) as (agent, registry), pages_from_args(args, agent, registry, trace):
             gate = MicGate()
             if app:

@@ -18,7 +18,15 @@ Theory of operation:
   cleanup happens even while the host is being cancelled.
 
 Error handling: an exception escaping a game (a bug) is logged and answered with a
-fallback line; other sessions never notice.
+fallback line; other sessions never notice. ``SystemExit``/``KeyboardInterrupt`` from a
+game's code (``GameCodeError`` once a tool raised it) would end the whole process: they
+fail that one session instead (a final ``ended`` reply).
+
+Input: a line longer than ``MAX_INPUT`` characters is cut to it before the game sees it
+(nobody says 20,000 characters in one breath; judging them would cost seconds of CPU).
+
+Shutdown (``shut_down``): every request in flight gets its final reply (``SHUTTING_DOWN``,
+session ``ended``) before the server closes its connections; new requests get the same.
 """
 
 from __future__ import annotations
@@ -30,18 +38,22 @@ from typing import Literal
 
 import trio
 
+from agentcade.errors import GameCodeError
 from agentcade.game.turn import ReplySink
 from agentcade.protocol import GameInput, GameReply
 from agentcade.skill_agent import FALLBACK_LINES, SkillAgent
+from agentcade.speech import MAX_INPUT, clip_input
 from agentcade.trace import NULL_TRACE, Trace
 
-__all__ = ["INTERRUPTED", "NO_SESSION", "TOO_MANY", "GameHost"]
+__all__ = ["INTERRUPTED", "NO_SESSION", "SHUTTING_DOWN", "TOO_MANY", "GameHost"]
 
 log = logging.getLogger(__name__)
 
 NO_SESSION = "这一局已经结束了，想玩的话可以重新开始。"
 TOO_MANY = "现在一起玩的人太多了，请过一会儿再来吧。"
 INTERRUPTED = "好的，这一句先不管了。"
+SHUTTING_DOWN = "游戏要暂停一下了，这一局先到这里，待会儿再来玩吧。"
+GAME_BROKE = "这个游戏出了点问题，这一局先到这里。"
 CLOSE_GRACE = 5.0
 """Seconds a game's ``close()`` may take before the host gives up on it."""
 
@@ -72,11 +84,20 @@ class GameHost:
         self.idle_timeout = idle_timeout
         self.trace = trace
         self._sessions: dict[str, _Session] = {}
+        self._closing = False
+        self._running = 0
+        self._quiet = trio.Event()
+        self._quiet.set()
 
     @property
     def session_count(self) -> int:
         """Live sessions now."""
         return len(self._sessions)
+
+    @property
+    def closing(self) -> bool:
+        """``shut_down`` was called: every request now ends with ``SHUTTING_DOWN``."""
+        return self._closing
 
     def has_session(self, context_id: str) -> bool:
         """Whether ``context_id`` is a live session (the A2A plain-text door asks)."""
@@ -84,11 +105,27 @@ class GameHost:
 
     async def handle(self, context_id: str, game_input: GameInput, emit: ReplySink) -> None:
         """Run one request; every reply goes to ``emit``, exactly one with ``is_final``."""
+        self._running += 1
+        self._quiet = trio.Event() if self._running == 1 else self._quiet
+        try:
+            await self._handle(context_id, game_input, emit)
+        finally:
+            self._running -= 1
+            if not self._running:
+                self._quiet.set()
+
+    async def _handle(self, context_id: str, game_input: GameInput, emit: ReplySink) -> None:
         protocol = game_input.protocol
 
         async def final(text: str, session: Literal["active", "ended"]) -> None:
             await emit(GameReply(protocol=protocol, text=text, session=session), True)
 
+        if self._closing:
+            await final(SHUTTING_DOWN, "ended")
+            return
+        if len(game_input.text) > MAX_INPUT:
+            self.trace.record("input_clipped", context_id=context_id, chars=len(game_input.text))
+            game_input = game_input.model_copy(update={"text": clip_input(game_input.text)})
         if game_input.kind == "start":
             old = self._sessions.pop(context_id, None)
             if old is None and len(self._sessions) >= self.max_sessions:
@@ -134,6 +171,14 @@ class GameHost:
                     session.last_used = trio.current_time()
                     try:
                         await session.agent.handle(game_input, guarded)
+                    except (GameCodeError, SystemExit, KeyboardInterrupt) as exc:
+                        # The game's own code tried to end the process: the session fails.
+                        log.error("game session %s ended: %s", context_id, _what(exc))
+                        self.trace.record("game_error", context_id=context_id, error=_what(exc))
+                        ended = True
+                        if not sent_final:
+                            await final(GAME_BROKE, "ended")
+                            sent_final = True
                     except Exception:
                         log.exception("game %s failed on %s", context_id, game_input.kind)
                         if not sent_final:
@@ -145,7 +190,10 @@ class GameHost:
             if ended or game_input.kind == "end":
                 await self._retire(session)
         if scope.cancelled_caught and not sent_final:
-            await final(INTERRUPTED, "ended" if session.closed else "active")
+            if self.closing:
+                await final(SHUTTING_DOWN, "ended")
+            else:
+                await final(INTERRUPTED, "ended" if session.closed else "active")
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Close idle sessions until cancelled; then close every session (shutdown)."""
@@ -170,6 +218,17 @@ class GameHost:
             self.trace.record("session_idle", context_id=session.context_id)
             await self._retire(session)
         return len(idle)
+
+    async def shut_down(self, grace: float = CLOSE_GRACE) -> None:
+        """Refuse new requests, end every session, and wait (``grace`` at most) until each
+        request in flight has sent its final reply (``SHUTTING_DOWN``, session ``ended``).
+
+        Call it before closing the server, so the replies still reach their clients.
+        """
+        self._closing = True
+        with trio.move_on_after(grace):
+            await self.aclose()
+            await self._quiet.wait()
 
     async def aclose(self) -> None:
         """Close every session: cancel what runs, then each game's ``close()``."""
@@ -198,3 +257,9 @@ class GameHost:
                 await session.agent.close()
             except Exception:
                 log.exception("closing game session %s failed", session.context_id)
+
+
+def _what(exc: BaseException) -> str:
+    if isinstance(exc, GameCodeError):
+        return str(exc)
+    return f"the game's code raised {type(exc).__name__}"

@@ -10,7 +10,15 @@ A turn collects what the game says and does while it handles one ``GameInput``:
 * ``must_say`` guarantees that text which has to be heard verbatim (a riddle, an
   answer) is in what the turn says, whatever the model did: the runtime appends the
   fallback to the final reply when it is missing;
+* ``reply`` makes a text the whole answer to the line: a hook or tool that has said it
+  all (a judged guess: "比十还大一些，你还有四次机会。") ends the turn without asking the
+  model again (``return_direct`` in other agent frameworks);
 * ``end_session`` lets a game end itself (all questions answered).
+
+Required texts are spoken at once: after a hook or a tool, the runtime sends every new
+``must_say`` text as an intermediate reply (``speak_required``) unless the turn already has
+its whole answer, and the model's later words add to it: a sentence of the final text that
+repeats a text spoken that way is dropped (``final_reply``).
 
 The turn owns no I/O: replies go out through the ``emit`` callable it was given.
 """
@@ -20,9 +28,27 @@ from __future__ import annotations
 from typing import Literal
 
 from agentcade.protocol import CURRENT, MAX_TEXT, Directive, GameReply, ReplySink
-from agentcade.speech import as_sentence, clip_text
+from agentcade.speech import SENTENCE_ENDS, as_sentence, clip_text
 
-__all__ = ["ReplySink", "Turn", "clip_text"]
+__all__ = ["ReplySink", "Turn", "clip_text", "split_sentences"]
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut after each sentence end (the ends stay with their sentence)."""
+    parts: list[str] = []
+    start = 0
+    for i, ch in enumerate(text):
+        if ch in SENTENCE_ENDS and (i + 1 == len(text) or text[i + 1] not in SENTENCE_ENDS):
+            parts.append(text[start : i + 1])
+            start = i + 1
+    if text[start:].strip():
+        parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
+LONG_REQUIRED = 8
+"""Required texts this long are cut out of a repeating sentence; shorter ones drop it."""
+
 
 class Turn:
     """One request of a game session; see the module docstring."""
@@ -37,12 +63,16 @@ class Turn:
     ) -> None:
         self.kind = kind
         self.text = text
-        self.judged = False
-        """Set by a judging tool once it has judged this input, so it is judged only once."""
+        self.judged = kind != "message"
+        """Set by a hook or judging tool once it has judged this input, so it is judged only
+        once. True from the start on ``start`` and ``end``: the player said nothing to judge."""
         self._emit = emit
         self._protocol = protocol
         self._said: list[str] = []
         self._must: list[tuple[str, str]] = []
+        self._spoken_must: list[str] = []  # required texts already sent by speak_required
+        self._must_spoken_upto = 0
+        self._reply: str | None = None
         self._directives: list[Directive] = []
         self._ended = kind == "end"
         self._finished = False
@@ -73,6 +103,22 @@ class Turn:
         if text:
             self._must.append((text, (fallback or text).strip()))
 
+    def reply(self, text: str) -> None:
+        """Make ``text`` the whole answer to this line: the model is not asked (again).
+
+        From a hook (``on_start``/``on_message``/``on_end``) the model is not called at all;
+        from a tool, the ReAct loop stops after that tool. Required texts (``must_say``) are
+        still added when ``text`` lacks them. A later call replaces the text.
+        """
+        text = str(text).strip()
+        if text:
+            self._reply = text
+
+    @property
+    def replied(self) -> str | None:
+        """The whole answer set with ``reply``, or None."""
+        return self._reply
+
     def end_session(self) -> None:
         """End the game session with this turn's final reply."""
         self._ended = True
@@ -97,6 +143,52 @@ class Turn:
         """
         return [fb if text in fb else text for text, fb in self._must[mark:]]
 
+    async def speak_required(self) -> list[str]:
+        """Send every ``must_say`` registered since the last call, not yet heard, now.
+
+        Each goes out as its own intermediate reply (the fallback sentence when it holds
+        the text), so a required line (a riddle, a verdict, an answer) is heard without
+        waiting for the model. Returns what was spoken.
+        """
+        new = self._must[self._must_spoken_upto :]
+        self._must_spoken_upto = len(self._must)
+        spoken: list[str] = []
+        for text, fallback in new:
+            if text in "".join(self._said):
+                continue
+            line = fallback if text in fallback else text
+            await self.say(line)
+            self._spoken_must.append(text)
+            spoken.append(line)
+        return spoken
+
+    @property
+    def said(self) -> list[str]:
+        """Every text this turn has sent as an intermediate reply, in order."""
+        return list(self._said)
+
+    def without_repeats(self, text: str) -> str:
+        """``text`` without repeats of required texts already spoken at once.
+
+        A long required text (a riddle, the rules) is cut out of the sentence that repeats
+        it, keeping the model's own words around it; a sentence that repeats a short one
+        (an answer word: "十五", "西瓜") is dropped whole, since what is left around a
+        missing word does not read.
+        """
+        if not self._spoken_must:
+            return text
+        for must in self._spoken_must:  # long ones may span sentences: cut them first
+            if len(must) >= LONG_REQUIRED:
+                text = text.replace(must, "")
+        kept: list[str] = []
+        for sentence in split_sentences(text):
+            if any(m in sentence for m in self._spoken_must if len(m) < LONG_REQUIRED):
+                continue
+            rest = sentence.strip().lstrip("，,、。！？!?；;：: ")
+            if sum(1 for ch in rest if "\u4e00" <= ch <= "\u9fff" or ch.isalnum()) >= 2:
+                kept.append(rest)
+        return "".join(kept).strip()
+
     @property
     def must_count(self) -> int:
         """How many ``must_say`` texts have been registered so far."""
@@ -105,7 +197,7 @@ class Turn:
     def final_reply(self, text: str) -> GameReply:
         """The final reply: ``text`` plus every missing ``must_say`` fallback, and directives."""
         said = "".join(self._said)
-        body = clip_text(text)
+        body = clip_text(self.without_repeats(text))
         while True:  # clipping the body may cut a required text out of it: check again
             missing = [fb for must, fb in self._must if must not in said + body]
             addition = "".join(as_sentence(fb) for fb in dict.fromkeys(missing))

@@ -13,7 +13,14 @@ Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the
 
 from __future__ import annotations
 
-from agentcade.llm.base import ChatModel, ModelError, ModelReply, ToolCall
+from agentcade.llm.base import (
+    ChatModel,
+    ModelError,
+    ModelReply,
+    StreamingChatModel,
+    TextSink,
+    ToolCall,
+)
 from agentcade.llm.client import OpenAIChatModel
 from agentcade.llm.offline import MAX_TOOL_CALLS, OfflineModel
 from agentcade.llm.spoken import SPEECH_KEYS, speak_results
@@ -27,6 +34,8 @@ __all__ = [
     "ModelReply",
     "OfflineModel",
     "OpenAIChatModel",
+    "StreamingChatModel",
+    "TextSink",
     "ToolCall",
     "make_model",
     "offline_notice",

@@ -12,12 +12,16 @@ Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentcade.errors import ModelError
 
-__all__ = ["ChatModel", "ModelError", "ModelReply", "ToolCall"]
+__all__ = ["ChatModel", "ModelError", "ModelReply", "StreamingChatModel", "TextSink", "ToolCall"]
+
+TextSink = Callable[[str], Awaitable[None]]
+"""Receives each piece of a reply's text as the model generates it."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,31 @@ class ChatModel(Protocol):
         """
         ...
 
+
+
+@runtime_checkable
+class StreamingChatModel(Protocol):
+    """A ``ChatModel`` that can hand over its text while it generates it.
+
+    ``SkillAgent`` uses it to speak each finished sentence at once; a model without it is
+    called with ``complete`` and its reply is spoken when it is whole.
+    """
+
+    name: str
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
+        """As ``ChatModel.complete``."""
+        ...
+
+    async def complete_streaming(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextSink
+    ) -> ModelReply:
+        """As ``complete``, awaiting ``on_text`` with each text delta as it arrives.
+
+        The returned reply holds the whole text too. Raises ``ModelError``; cancellation
+        propagates.
+        """
+        ...
 
 
 def _short(text: str, limit: int = 160) -> str:

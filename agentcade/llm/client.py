@@ -3,34 +3,57 @@
 The client runs its HTTP on anyio, which runs natively under trio, so no asyncio bridge
 is involved. The client must be closed with ``aclose()``: its garbage-collection fallback
 only works under asyncio. Models with the same endpoint share one client (``_CLIENTS``).
+
+Time budget. ``LLMSettings.timeout`` (``LLM_TIMEOUT``) bounds one ``complete`` call as a
+whole, retries and their waits included: a hanging model costs the family that long, never
+twice that. Retries are ours, not the openai client's (it runs with ``max_retries=0``),
+because its policy obeys a server's ``Retry-After`` for up to two minutes, in silence; here
+a server-directed wait is capped at :data:`RETRY_AFTER_CAP` and only taken when the
+budget has room for it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import openai
 import trio
+from openai.types.chat import ChatCompletion
 
-from agentcade.llm.base import ModelError, ModelReply, ToolCall, _short
+from agentcade.llm.base import ModelError, ModelReply, TextSink, ToolCall, _short
 from agentcade.llm.stream import _StreamAssembler
 from agentcade.settings import LLMSettings
 
-__all__ = ["OpenAIChatModel"]
+__all__ = ["MAX_TOKENS", "RETRY_AFTER_CAP", "OpenAIChatModel"]
+
+RETRY_AFTER_CAP = 2.0
+"""The longest wait before a retry, whatever ``Retry-After`` says (seconds)."""
+RETRY_DELAY = 0.5
+"""The wait before a retry when the server names none."""
+_RETRY_STATUSES = frozenset({408, 409, 429})
+
+MAX_TOKENS = 400
+"""Completion tokens per model call. Speech is one to three sentences (120 characters,
+about as many tokens in Chinese) and tool-call arguments are short; without a cap a weak
+model ran away for 7,070 tokens, minutes of silence. 400 leaves room for a tool call plus
+a sentence and for models that think aloud a little."""
 
 
 class OpenAIChatModel:
     """An OpenAI-compatible chat-completions model, over ``openai.AsyncOpenAI``.
 
     Args:
-        settings: where and what to call. ``settings.timeout`` bounds each HTTP attempt.
+        settings: where and what to call. ``settings.timeout`` bounds each ``complete``
+            call, retries included.
         stream: request ``stream=True`` and assemble text and tool-call deltas (lower time
             to first byte through buffering proxies; the result is the same ``ModelReply``).
-        max_retries: retries of the openai client on connection errors, timeouts, 408/409/
-            429/5xx (with its own short backoff).
+        max_retries: retries on connection errors, 408/409/429/5xx (not when the server
+            sends ``x-should-retry: false``), each after ``Retry-After`` capped at
+            :data:`RETRY_AFTER_CAP`, while the budget lasts.
     """
 
     def __init__(self, settings: LLMSettings, *, stream: bool = False, max_retries: int = 1) -> None:
@@ -38,8 +61,9 @@ class OpenAIChatModel:
         self._settings = settings
         self._stream = stream
         self._secret = settings.api_key.get_secret_value() if settings.api_key else ""
+        self._retries = max_retries
         self._lease: _Lease | None = _CLIENTS.acquire(
-            (settings.base_url or "", self._secret, settings.timeout, max_retries)
+            (settings.base_url or "", self._secret, settings.timeout, 0)
         )
         self._client = self._lease.client
 
@@ -47,32 +71,77 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(model={self.name!r}, base_url={self._settings.base_url!r})"
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
-        """Call ``chat.completions.create`` once (plus the client's retries).
+        """Call ``chat.completions.create`` (plus retries), within ``settings.timeout``.
 
         Raises:
-            ModelError: any failure, including an unusable response. ``trio.Cancelled``
-                propagates (the HTTP request is abandoned with it).
+            ModelError: any failure, including an unusable response and the budget running
+                out. ``trio.Cancelled`` propagates (the HTTP request is abandoned with it).
         """
+        return await self._request(messages, tools, None)
+
+    async def complete_streaming(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextSink
+    ) -> ModelReply:
+        """Like ``complete``, always streamed, awaiting ``on_text`` with each text delta."""
+        return await self._request(messages, tools, on_text)
+
+    async def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextSink | None
+    ) -> ModelReply:
         kwargs: dict[str, Any] = {
             "model": self._settings.model,
             "messages": messages,
             "temperature": self._settings.temperature,
+            "max_tokens": MAX_TOKENS,
         }
         if tools:
             kwargs["tools"] = tools
+        budget = self._settings.timeout
+        heard = False
+
+        async def tracked(text: str) -> None:
+            nonlocal heard
+            heard = True
+            assert on_text is not None
+            await on_text(text)  # _complete_streamed wraps its failures (_deliver)
+
+        with trio.move_on_after(budget) as scope:
+            attempt = 0
+            while True:
+                try:
+                    return await self._attempt(kwargs, None if on_text is None else tracked)
+                except ModelError as exc:
+                    delay = _retry_delay(exc.__cause__)
+                    left = scope.deadline - trio.current_time()
+                    # A retry after streamed text reached the caller would say it twice.
+                    if attempt >= self._retries or delay is None or delay >= left or heard:
+                        raise
+                attempt += 1
+                await trio.sleep(delay)
+        raise ModelError(f"model request timed out after {budget:g}s")
+
+    async def _attempt(self, kwargs: dict[str, Any], on_text: TextSink | None) -> ModelReply:
         # The one boundary of this layer: every foreign failure becomes ModelError here.
-        # trio.Cancelled is a BaseException and passes through.
+        # trio.Cancelled is a BaseException and passes through. An exception raised by
+        # on_text (the caller's own code) is not the model's failure: it passes through.
         try:
-            if self._stream:
-                return await self._complete_streamed(kwargs)
-            completion = await self._client.chat.completions.create(**kwargs)
+            if self._stream or on_text is not None:
+                return await self._complete_streamed(kwargs, on_text)
+            # Posted as it is: the messages are plain JSON already, and the typed
+            # ``create`` re-walks every message and tool schema (about 25 ms a call with a
+            # long history, measured in tests/bench/bench_turn.py) before sending.
+            completion = await self._client.post(
+                "/chat/completions", cast_to=ChatCompletion, body=kwargs
+            )
             return _reply_from_completion(completion)
         except ModelError:
             raise
+        except _SinkFailed as exc:  # the caller's own failure, unwrapped
+            raise exc.original from None
         except Exception as exc:
             raise ModelError(self._describe(exc)) from exc
 
-    async def _complete_streamed(self, kwargs: dict[str, Any]) -> ModelReply:
+    async def _complete_streamed(self, kwargs: dict[str, Any], on_text: TextSink | None) -> ModelReply:
         # We parse the SSE ourselves instead of iterating openai's AsyncStream: that one
         # breaks out of its generators at [DONE], and under trio every abandoned async
         # generator is finalised with a ResourceWarning (asyncio finalises them silently).
@@ -87,8 +156,12 @@ class OpenAIChatModel:
                 elif not line and data:  # a blank line ends one event
                     assembler.feed("\n".join(data))
                     data = []
+                    if on_text is not None and (new := assembler.take_text()):
+                        await _deliver(on_text, new)
             if data:
                 assembler.feed("\n".join(data))
+        if on_text is not None and (new := assembler.take_text()):
+            await _deliver(on_text, new)
         return assembler.reply()
 
     def _describe(self, exc: Exception) -> str:
@@ -112,6 +185,21 @@ class OpenAIChatModel:
         lease, self._lease = self._lease, None
         if lease is not None:
             await _CLIENTS.release(lease)
+
+
+class _SinkFailed(Exception):
+    """Carries an exception raised by ``on_text`` past the boundary: not the model's."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+async def _deliver(on_text: TextSink, text: str) -> None:
+    try:
+        await on_text(text)
+    except Exception as exc:
+        raise _SinkFailed(exc) from exc
 
 
 @dataclass(eq=False)
@@ -165,6 +253,29 @@ class _SharedClients:
 
 
 _CLIENTS = _SharedClients()
+
+def _retry_delay(cause: BaseException | None) -> float | None:
+    """How long to wait before retrying after ``cause``; None: do not retry."""
+    if isinstance(cause, openai.APITimeoutError):
+        return None  # the attempt used the whole budget
+    if isinstance(cause, openai.APIConnectionError):
+        return RETRY_DELAY
+    if not isinstance(cause, openai.APIStatusError):
+        return None
+    headers = cause.response.headers
+    if headers.get("x-should-retry") == "false":
+        return None
+    if cause.status_code not in _RETRY_STATUSES and cause.status_code < 500:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            wanted = float(headers.get(name, "")) * scale
+        except ValueError:
+            continue
+        if math.isfinite(wanted) and wanted >= 0:
+            return min(wanted, RETRY_AFTER_CAP)
+    return RETRY_DELAY
+
 
 def _status_detail(exc: openai.APIStatusError) -> str:
     body = exc.body

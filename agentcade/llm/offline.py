@@ -31,7 +31,8 @@ __all__ = ["MAX_TOOL_CALLS", "OfflineModel"]
 #   round has tool results -> speak them (must_say verbatim, else speech-like fields)
 #   user event start       -> speak the hook result; without one, call a "start" tool
 #   user event end         -> speak the hook result; never calls tools
-#   user event message     -> one tool by the first rule that matches:
+#   user event message     -> with a hook result (on_message judged it): speak it; else
+#                             one tool by the first rule that matches:
 #                             number + tool with one required integer parameter,
 #                             hint / give-up / next intent + matching tool,
 #                             a tool that reads the user's own words (原话);
@@ -92,6 +93,8 @@ class OfflineModel:
             if kind == "start" and (tool := _first(specs, _START_WORDS, free=True)):
                 return self._call(messages, tool.name, {})
             return ModelReply(_LINE_GREET if kind == "start" else _LINE_BYE)
+        if event.get("result") is not None:  # the game's on_message judged the line
+            return ModelReply(_clip(_speak([event["result"]], _LINE_LISTEN)))
         return self._on_message(messages, specs, str(event.get("user_text") or ""))
 
     def _on_message(self, messages: list[dict[str, Any]], specs: list[_ToolSpec], text: str) -> ModelReply:

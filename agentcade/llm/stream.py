@@ -19,6 +19,13 @@ class _StreamAssembler:
         self.done = False
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
+        self._taken = 0
+
+    def take_text(self) -> str:
+        """The text that arrived since the last call (for speaking while it streams)."""
+        text = "".join(self.text)
+        new, self._taken = text[self._taken :], len(text)
+        return new
 
     def feed(self, data: str) -> None:
         if data.strip() == "[DONE]":

@@ -16,6 +16,21 @@ itself. A game tool ends the user's turn: what the game says is the answer.
 * Errors follow the design's table: a failed request is told to the user and the agent
   carries on; a failed ``start``/``end`` clears the session, a failed ``message`` keeps it.
 
+Time budgets (``agentcade.settings.Budgets``): every line is heard within bounded time,
+however the model or a game behaves.
+
+* Patience: when nothing has been said ``budgets.patience`` seconds after a line (the
+  model still thinks, the game has not answered), "稍等" is said once (``WAIT_TEXT``) and,
+  for a game, the user's turn ends there: the next line is heard, so "结束游戏" said to a
+  hanging game cancels its unfinished request and sends ``end`` at once.
+* Line budget: the model's turn, and each wait for a game's next reply, get at most
+  ``budgets.line`` seconds; then the model is taken as failed (the code router takes over)
+  and the game as not answering (``REMOTE_SLOW``).
+* At most ``MAX_INTERMEDIATE`` intermediate replies of one request are played; the rest
+  are dropped (traced ``reply_cap`` once), the final reply always plays.
+* Input: a line is cut to ``MAX_INPUT`` characters; a long one is routed in a worker
+  thread (the router's pinyin windows cost about 0.4 ms of CPU per character).
+
 History keeps game replies with role ``game_agent``; for the model they become assistant
 turns marked with the game's name.
 
@@ -43,14 +58,18 @@ from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
 from agentcade.main.router import Route, find_named, games_text, route
 from agentcade.protocol import GameInput, GameReply
+from agentcade.settings import Budgets
+from agentcade.speech import MAX_INPUT, clip_input
 from agentcade.trace import NULL_TRACE, Trace, current_request_id, request_scope
 
-__all__ = ["BUSY_TEXT", "MainAgent", "OfflineMainModel"]
+__all__ = ["BUSY_TEXT", "MAX_INTERMEDIATE", "REMOTE_SLOW", "WAIT_TEXT", "MainAgent", "OfflineMainModel"]
 
 log = logging.getLogger(__name__)
 
 BUSY_TEXT = "我还在准备呢，稍等一下。"
 REMOTE_FAILED = "{name}那边出了点问题，没能回应。"
+REMOTE_SLOW = "{name}太久没有回应，这一句先不等了。"
+WAIT_TEXT = "稍等一下，我想一想。"
 NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名就行。"
 NOT_FOUND = "我还不会玩这个游戏。"
 CHAT_FALLBACK = "抱歉，我没听清，你能再说一遍吗？"
@@ -60,6 +79,14 @@ MAX_STEPS = 4
 SWITCH_GRACE = 5.0
 """Seconds a game being replaced by another may take to answer its ``end``."""
 HISTORY_LIMIT = 40
+MAX_INTERMEDIATE = 30
+"""Intermediate replies of one request that are played (a drawing is 12 strokes at most)."""
+SHUTDOWN_GRACE = 10.0
+"""Seconds ``shutdown`` waits for the game's goodbye before forgetting it anyway."""
+RESET_GRACE = 1.0
+"""Seconds ``shutdown`` then gives the robot's reset to play."""
+_ROUTE_INLINE = 40
+"""Lines up to this long are routed inline; longer ones in a worker thread."""
 
 MAIN_PROMPT = """你是桌面机器人“小懒”，陪一家人聊天，也主持语音游戏。
 - 你说的话会直接念出来：口语，简短，一到两句；不用 Markdown、表情符号和列表。
@@ -150,11 +177,16 @@ class MainAgent:
         nursery: trio.Nursery,
         *,
         trace: Trace = NULL_TRACE,
+        budgets: Budgets | None = None,
     ) -> None:
         self.registry = registry
         self.output = output
         self.model = model
         self.trace = trace
+        self.budgets = budgets or Budgets()
+        self.shutdown_grace = SHUTDOWN_GRACE
+        """How long ``shutdown`` waits for the goodbye (SIGTERM makes it short)."""
+        self._waited = False
         self._nursery = nursery
         self.current: _Current | None = None
         self.history: list[dict[str, str]] = []
@@ -172,11 +204,19 @@ class MainAgent:
         """
         rid = uuid.uuid4().hex
         with request_scope(rid):
+            if len(text) > MAX_INPUT:
+                self.trace.record("input_clipped", chars=len(text))
+                text = clip_input(text)
             self.trace.record("user_input", text=text)
             self.history.append({"role": "user", "content": text})
+            self._waited = False
             current = self.current
             playing = None if current is None or current.ending else current.info.id
-            decision = route(text, self.registry.games, playing)
+            games = self.registry.games
+            if len(text) <= _ROUTE_INLINE:
+                decision = route(text, games, playing)
+            else:  # pure, but CPU-bound: the event loop keeps serving meanwhile
+                decision = await trio.to_thread.run_sync(route, text, games, playing)
             self.trace.record("main_route", route=decision.kind, game=decision.game_id, why=decision.why)
             if decision.kind == "model":
                 await self._ask_model(text)
@@ -217,9 +257,10 @@ class MainAgent:
         """The model's turn, for what code could not tell; code takes over when it fails."""
         messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompt()}]
         messages += self._model_history()
+        deadline = trio.current_time() + self.budgets.line
         for _ in range(MAX_STEPS):
             try:
-                answer = await self.model.complete(messages, _TOOLS)
+                answer = await self._complete(messages, deadline)
             except ModelError as exc:
                 self.trace.record("model_error", error=str(exc))
                 await self._without_model(text)
@@ -237,6 +278,32 @@ class MainAgent:
                 {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)}
             )
         await self._say(CHAT_FALLBACK)
+
+    async def _complete(self, messages: list[dict[str, Any]], deadline: float) -> ModelReply:
+        """One model call, within the line's budget; "稍等" when it takes a while."""
+        waiting = trio.CancelScope()
+
+        async def patience() -> None:
+            with waiting:
+                await trio.sleep(self.budgets.patience)
+                self._say_wait()
+
+        self._nursery.start_soon(patience)
+        try:
+            with trio.move_on_at(deadline):
+                return await self.model.complete(messages, _TOOLS)
+        finally:
+            waiting.cancel()
+        raise ModelError(f"no answer within the line budget of {self.budgets.line:g} s")
+
+    def _say_wait(self) -> None:
+        """Say "稍等" once per line, without waiting for it to be played."""
+        if self._waited:
+            return
+        self._waited = True
+        self.trace.record("patience", after=self.budgets.patience)
+        with contextlib.suppress(RuntimeError):  # the queue stopped: nobody to tell
+            self.output.put_nowait(GameReply(text=WAIT_TEXT), game=None)
 
     async def _without_model(self, text: str) -> None:
         """The model failed: a line that names a game at all starts it; the rest is told."""
@@ -351,11 +418,25 @@ class MainAgent:
         await self.output.drain()
 
     async def shutdown(self) -> None:
-        """End a running game with reason ``shutdown`` (``/quit``, Ctrl-C)."""
-        if self.current is not None:
-            with request_scope(uuid.uuid4().hex):
-                await self.end_game("", reason="shutdown")
-        await self.wait_idle()
+        """End a running game with reason ``shutdown`` (``/quit``, Ctrl-C, SIGTERM).
+
+        Waits ``shutdown_grace`` seconds at most for the game's goodbye; a game that does
+        not answer in time is forgotten anyway, and the robot's reset gets
+        ``RESET_GRACE`` seconds to play.
+        """
+        with trio.move_on_after(self.shutdown_grace):
+            if self.current is not None:
+                with request_scope(uuid.uuid4().hex):
+                    await self.end_game("", reason="shutdown")
+            await self.wait_idle()
+        current = self.current
+        if current is not None:
+            self.trace.record("game_abandoned", game=current.info.id)
+            for scope in list(current.inflight.values()):
+                scope.cancel()
+            self._clear(current)
+        with trio.move_on_after(RESET_GRACE):
+            await self.output.drain()
 
     # -- requests -------------------------------------------------------------------
 
@@ -392,7 +473,11 @@ class MainAgent:
                 first.set()
 
         self._nursery.start_soon(reader)
-        await first.wait()
+        with trio.move_on_after(self.budgets.patience):
+            await first.wait()
+        if not first.is_set():  # the next line must be heard meanwhile ("结束游戏")
+            self._say_wait()
+            await self.output.drain()
 
     async def _read_replies(
         self,
@@ -402,29 +487,46 @@ class MainAgent:
         settled: Callable[[], None],
         quiet: bool,
     ) -> None:
+        budget = self.budgets.line
+        patience = trio.CancelScope(deadline=trio.current_time() + budget)
+        intermediate = 0
         try:
-            async with current.client.stream(current.context_id, game_input) as replies:
-                async for reply, is_final in replies:
-                    self.trace.record(
-                        "game_reply", game=current.info.id, text=reply.text, final=is_final,
-                        session=reply.session, directives=[d.describe() for d in reply.directives],
-                    )
-                    # No checkpoint from here to the clear: nobody may see a settled
-                    # request of a session that is already over.
-                    if is_final:
-                        settled()
-                    if not quiet:
-                        self.output.put_nowait(
-                            reply,
-                            game=current.info,
-                            remote=_is_remote(current),
-                            after=self._remember(reply.text, current.info.name),
+            with patience:
+                async with current.client.stream(current.context_id, game_input) as replies:
+                    async for reply, is_final in replies:
+                        self.trace.record(
+                            "game_reply", game=current.info.id, text=reply.text, final=is_final,
+                            session=reply.session, directives=[d.describe() for d in reply.directives],
                         )
-                    if is_final and reply.session == "ended":
-                        self._clear(current)  # the reset is queued after this last reply
-                    if not first.is_set():
-                        await self.output.drain()
-                        first.set()
+                        intermediate += not is_final
+                        if intermediate > MAX_INTERMEDIATE and not is_final:
+                            if intermediate == MAX_INTERMEDIATE + 1:
+                                self.trace.record("reply_cap", game=current.info.id, limit=MAX_INTERMEDIATE)
+                            patience.deadline = trio.current_time() + budget
+                            continue
+                        # No checkpoint from here to the clear: nobody may see a settled
+                        # request of a session that is already over.
+                        if is_final:
+                            settled()
+                        if not quiet:
+                            self.output.put_nowait(
+                                reply,
+                                game=current.info,
+                                remote=_is_remote(current),
+                                after=self._remember(reply.text, current.info.name),
+                            )
+                        if is_final and reply.session == "ended":
+                            self._clear(current)  # the reset is queued after this last reply
+                        if not first.is_set():
+                            await self.output.drain()
+                            first.set()
+                        patience.deadline = trio.current_time() + budget
+            if patience.cancelled_caught:
+                self.trace.record("game_timeout", game=current.info.id, kind=game_input.kind, after=budget)
+                log.warning("game %s did not answer its %s within %g s", current.info.id, game_input.kind, budget)
+                if game_input.kind == "start":
+                    self._clear(current)
+                await self._say(REMOTE_SLOW.format(name=current.info.name))
         except Exception as exc:  # noqa: BLE001 - the one boundary: any game failure is told, then we carry on
             log.warning("game %s failed on %s: %s", current.info.id, game_input.kind, exc)
             self.trace.record("game_error", game=current.info.id, kind=game_input.kind, error=str(exc))

@@ -18,7 +18,7 @@ from agentcade.llm import ChatModel, make_model, offline_notice
 from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
-from agentcade.settings import AgentSettings, load_game_settings
+from agentcade.settings import AgentSettings, Budgets, load_budgets, load_game_settings
 from agentcade.trace import NULL_TRACE, Trace
 from agentcade.wiring.registry import open_registry
 
@@ -44,14 +44,20 @@ async def open_pipeline(
     builtin_dir: Path | None = None,
     remote: Sequence[str] | None = None,
     model: Callable[[GameRegistry], ChatModel] | None = None,
-    shutdown_grace: float = 15.0,
+    budgets: Budgets | None = None,
+    shutdown_grace: float | None = None,
 ) -> AsyncIterator[tuple[MainAgent, GameRegistry]]:
     """Registry, output queue and main agent, all living in one nursery.
 
-    ``builtin_dir``, ``remote`` and ``model`` replace the defaults (``games/``, the
-    installed remote games, the configured model) — for tests and embedding.
-    ``shutdown_grace`` bounds the goodbye on the way out (an Application has 3 s in all).
+    ``builtin_dir``, ``remote``, ``model`` and ``budgets`` replace the defaults
+    (``games/``, the installed remote games, the configured model, the ``AGENTCADE_*``
+    budgets) — for tests and embedding. ``shutdown_grace`` bounds the whole way out
+    instead (an Application has 3 s in all).
+
+    Raises:
+        SettingsError: the budgets or the main model's settings are invalid.
     """
+    budgets = budgets or load_budgets()
     async with open_registry(
         extra=games, remote=remote, builtin_dir=builtin_dir, trace=trace
     ) as registry:
@@ -66,11 +72,14 @@ async def open_pipeline(
         async with trio.open_nursery() as nursery:
             output = OutputQueue(robot, trace=trace)
             await nursery.start(output.run)
-            agent = MainAgent(registry, output, chat_model, nursery, trace=trace)
+            agent = MainAgent(registry, output, chat_model, nursery, trace=trace, budgets=budgets)
             try:
                 yield agent, registry
             finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(shutdown_grace):
+                # agent.shutdown bounds itself (shutdown_grace, then the reset); the outer
+                # bound is for closing the models (or the caller's own, tighter one).
+                outer = agent.shutdown_grace + 5 if shutdown_grace is None else shutdown_grace
+                with trio.CancelScope(shield=True), trio.move_on_after(outer):
                     await agent.shutdown()
                     for used in {id(chat_model): chat_model, id(agent.model): agent.model}.values():
                         close = getattr(used, "aclose", None)

@@ -5,6 +5,12 @@ the built-in games under ``games/`` (in-process), the URLs listed in
 ``<user config dir>/games.json`` (``{"remote": ["https://..."]}``, over A2A), then
 ``--game <dir|url>``. ``GameRegistry`` itself (``agentcade.main.registry``) only holds and
 finds them.
+
+Remote games are opened concurrently, each card fetch bounded by :data:`CARD_TIMEOUT`, and
+start-up waits for them :data:`START_WAIT` seconds at most: a slow server joins the
+registry when its card arrives (listed in ``registry.failed`` as still connecting until
+then), one that does not answer in time is listed as unavailable. Two hanging servers used
+to cost 421 s of nothing at start-up.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from agentcade.trace import NULL_TRACE, Trace
 from agentcade.wiring.games import is_url, open_game
 
 __all__ = [
+    "CARD_TIMEOUT",
+    "START_WAIT",
     "forget_remote_game",
     "installed_remote_games",
     "open_registry",
@@ -32,6 +40,12 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+START_WAIT = 3.0
+"""Seconds start-up waits for remote games' cards; slower ones join later."""
+CARD_TIMEOUT = 20.0
+"""Seconds a remote game's card may take before the game is listed as unavailable."""
+CONNECTING = "还在连接，名片到了就能玩"
 
 
 def installed_remote_games(config_dir: Path | None = None) -> list[str]:
@@ -95,21 +109,50 @@ async def open_registry(
     registry = GameRegistry()
     root = builtin_dir or builtin_games_dir()
     targets = [str(p) for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()]
-    targets += list(installed_remote_games() if remote is None else remote)
-    targets += list(extra)
+    urls = list(installed_remote_games() if remote is None else remote)
+    urls += [t for t in extra if is_url(t)]
+    targets += [t for t in extra if not is_url(t)]
     async with AsyncExitStack() as stack:
         for target in targets:
             try:
                 client = await stack.enter_async_context(open_game(target, trace=trace))
             except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
-                registry.problems.append(f"{target}: {exc}")
-                registry.failed[target] = str(exc)
-                log.warning("game %s not available: %s", target, exc)
+                _unavailable(registry, target, str(exc))
                 continue
             registry.add(client)
         async with trio.open_nursery() as nursery:
             registry.start(nursery, lambda target: open_game(target, trace=trace))
+            joined = {url: trio.Event() for url in dict.fromkeys(urls)}
+            for url, done in joined.items():
+                nursery.start_soon(_join, registry, url, done, trace)
+            with trio.move_on_after(START_WAIT):
+                for done in joined.values():
+                    await done.wait()
+            for url, done in joined.items():
+                if not done.is_set():
+                    registry.failed[url] = CONNECTING
             try:
                 yield registry
             finally:
                 nursery.cancel_scope.cancel()
+
+
+async def _join(registry: GameRegistry, url: str, done: trio.Event, trace: Trace) -> None:
+    """Open one remote game, within ``CARD_TIMEOUT``; a failure lists it as unavailable."""
+    try:
+        with trio.move_on_after(CARD_TIMEOUT) as waited:
+            try:
+                await registry.open(url)
+            except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
+                _unavailable(registry, url, str(exc))
+        if waited.cancelled_caught:
+            trace.record("game_unavailable", url=url, after=CARD_TIMEOUT)
+            _unavailable(registry, url, f"{CARD_TIMEOUT:g} 秒内没有拿到它的名片")
+    finally:
+        done.set()
+
+
+def _unavailable(registry: GameRegistry, target: str, why: str) -> None:
+    registry.problems.append(f"{target}: {why}")
+    registry.failed[target] = why
+    log.warning("game %s not available: %s", target, why)

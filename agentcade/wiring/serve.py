@@ -12,6 +12,7 @@ import trio
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.server import serve_a2a
+from agentcade.errors import AddressError
 from agentcade.wiring.games import LocalGame
 
 __all__ = ["public_url", "serve_game"]
@@ -37,8 +38,18 @@ async def serve_game(
     url: str | None,
     task_status: trio.TaskStatus[tuple[int, str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve an opened game until cancelled; ``started((port, card_url))`` once bound."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    """Serve an opened game until cancelled; ``started((port, card_url))`` once bound.
+
+    Raises:
+        AddressError: the port is taken, not allowed, or the host does not resolve.
+    """
+    try:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+    except OSError as exc:
+        raise AddressError(
+            f"不能在 {host}:{port} 上服务（{exc.strerror or exc}）。端口被占用就换一个 --port，"
+            "主机名不对就检查 --host"
+        ) from None
     bound = listeners[0].socket.getsockname()[1]
     card_url = url or public_url(None, os.environ, host, bound)
     card = build_card(local.game.skill, card_url)

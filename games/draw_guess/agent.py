@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import trio
 
 from agentcade import effects
-from agentcade.judge import is_match, normalize
+from agentcade.judge import help_request, is_match, normalize
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent
 from agentcade.tools import tool
@@ -109,6 +109,9 @@ class GameAgent(SkillAgent):
 
     # -- what the model sees ---------------------------------------------------------
 
+    def unrevealed(self) -> list[str]:
+        return [self.current.answer] if self.current is not None and not self.solved else []
+
     def state(self) -> dict[str, Any]:
         # 只放用户已经知道的：第几题、得分、猜错几次、用了几条提示。答案绝对不放。
         return {
@@ -135,6 +138,37 @@ class GameAgent(SkillAgent):
             "rules": rules,
             "message": f"画好啦，就在屏幕上。{rules}你猜这是什么动物？",
         }
+
+    async def on_message(self, turn) -> dict | None:
+        # 代码能判的代码判：说中画的动物就是猜对了；说的是别的动物就是猜错了；要提示、
+        # 跳过、看分数这些也不用大模型。判完的话就是完整的回复（turn.reply）。
+        # 别的话（聊天、说不清的猜测）交给大模型，它拿到“这不是答案”的判定来措辞。
+        animal = self.current
+        if animal is None:
+            return None
+        open_ = not self.solved
+        if open_ and is_match(turn.text, animal.answer, animal.aliases):
+            turn.judged = True
+            result = await self._right(turn, animal)
+        elif (routed := await self._not_a_guess(turn)) is not None:
+            result = routed
+        elif open_ and self._names_another_animal(turn.text):
+            turn.judged = True
+            result = await self._wrong()
+        else:
+            if open_:
+                turn.judged = True
+                return {"outcome": "not_the_answer", "correct": False}
+            return None
+        turn.reply(result.get("message") or result.get("hint") or "")
+        return result
+
+    def _names_another_animal(self, text: str) -> bool:
+        return any(
+            is_match(text, other.answer, other.aliases)
+            for other in ANIMALS
+            if other is not self.current
+        )
 
     async def on_end(self, turn) -> dict:
         return self._end(turn)
@@ -164,6 +198,9 @@ class GameAgent(SkillAgent):
             return routed
         if animal is None or self.solved:
             return {"outcome": "no_question", "message": "这题已经揭晓了，说下一题我就接着画。"}
+        return await self._wrong()
+
+    async def _wrong(self) -> dict:
         self.tries += 1
         await effects.react(self.robot, "sorry", "shake_head", then=self.drawing)
         if self.tries >= 3:
@@ -179,10 +216,14 @@ class GameAgent(SkillAgent):
             return {"outcome": "not_a_guess", "message": "我没听清，你猜是什么动物？"}
         if any(w in text for w in _QUIT_WORDS):
             return self._end(turn)
-        if any(w in text for w in _SKIP_WORDS) or text in _SKIP_EXACT:
-            return await self._skip(turn)
+        help = help_request(turn.text)
         if any(w in text for w in _HINT_WORDS):
             return self._hint()
+        if help == "hint" and self.current is not None and not self.solved:
+            hint = self._hint()  # "不知道"、"我不会": a hint first, the answer once they run out
+            return hint if hint.get("hint") else await self._skip(turn)
+        if any(w in text for w in _SKIP_WORDS) or text in _SKIP_EXACT or help == "give_up":
+            return await self._skip(turn)
         if any(w in text for w in _PROGRESS_WORDS):
             return self._progress()
         if any(w in text for w in _LOOK_WORDS):

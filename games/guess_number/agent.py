@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import Field
 
 from agentcade import effects
+from agentcade.judge import help_request, parse_number
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent
 from agentcade.tools import tool
@@ -26,6 +27,18 @@ def spoken(n: int) -> str:
         return _DIGITS[n]
     tens, ones = divmod(n, 10)
     return ("" if tens == 1 else _DIGITS[tens]) + "十" + (_DIGITS[ones] if ones else "")
+
+
+_NOT_A_GUESS = ("次", "局", "机会", "提示", "分", "第", "几")
+"""A number next to these is about the game ("五次机会用完了吗", "第二局"), not a guess."""
+
+
+def guessed_number(text: str) -> int | None:
+    """The number the player guessed in ``text``, or None when the line is not a guess."""
+    number = parse_number(text)
+    if number is None or any(word in text for word in _NOT_A_GUESS):
+        return None
+    return number
 
 
 def times(n: int) -> str:
@@ -50,6 +63,13 @@ class GameAgent(SkillAgent):
         self.finished = False
         self.rounds += 1
 
+    def unrevealed(self) -> list[str]:
+        # 数字本身常出现在别的话里（“一到二十”），所以只认说出答案的说法。
+        if self.finished:
+            return []
+        answer = spoken(self.target)
+        return [f"数是{answer}", f"就是{answer}", f"答案是{answer}"]
+
     def state(self) -> dict:
         return {
             "已知范围": f"{self.low}到{self.high}",
@@ -72,7 +92,9 @@ class GameAgent(SkillAgent):
         return opening
 
     async def on_start(self, turn) -> dict:
-        return self._open(turn)
+        opening = self._open(turn)
+        turn.reply(opening["message"])  # 开场白就是完整的回复，不用等大模型
+        return opening
 
     async def on_end(self, turn) -> dict:
         result = {"rounds": self.rounds, "wins": self.wins,
@@ -81,6 +103,26 @@ class GameAgent(SkillAgent):
             answer = spoken(self.target)
             turn.must_say(answer, fallback=f"我想的数是{answer}。")
             result["answer"] = self.target
+            self.finished = True
+        return result
+
+    async def on_message(self, turn) -> dict | None:
+        # 代码能判的代码判：说了一个数就是猜数，“不知道”“猜不出来”是要提示；判完的话就是
+        # 完整的回复（turn.reply），不用再问大模型。别的话（再来一局、聊天）交给大模型。
+        help = help_request(turn.text)
+        if help is not None:
+            if help == "give_up" and not self.finished:
+                result = self._reveal(turn)
+            else:
+                result = self.get_hint()
+            turn.reply(result.get("hint") or result["message"])
+            return result
+        number = guessed_number(turn.text)
+        if number is None:
+            return None
+        turn.judged = True
+        result = await self._guess(turn, number)
+        turn.reply(result["message"])
         return result
 
     @tool("用户猜了一个数时调用；用户说的中文数字也要换成阿拉伯数字填进来。")
@@ -89,7 +131,20 @@ class GameAgent(SkillAgent):
     ) -> dict:
         if turn.judged:  # one utterance, one guess: the model may not guess on the user's behalf
             return {"outcome": "already_judged"}
+        if guessed_number(turn.text) != number:  # only a number the player guessed counts
+            return {"outcome": "not_said", "message": "你猜的是几？说一个数吧。"}
         turn.judged = True
+        return await self._guess(turn, number)
+
+    def _reveal(self, turn) -> dict:
+        """The player gives up this round: say the number, offer a new round."""
+        self.finished = True
+        answer = spoken(self.target)
+        turn.must_say(answer, fallback=f"我想的数是{answer}。")
+        return {"outcome": "given_up", "answer": self.target,
+                "message": f"好吧，我想的数是{answer}。要不要再来一局？"}
+
+    async def _guess(self, turn, number: int) -> dict:
         if self.finished:
             return {"outcome": "round_over", "message": "这一局已经结束了，要不要再来一局？"}
         if not LOW <= number <= HIGH:

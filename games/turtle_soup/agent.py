@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 from agentcade import effects
+from agentcade.judge import help_request
 from agentcade.llm import ChatModel, ModelError, make_model
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent
@@ -36,6 +37,17 @@ HERE = Path(__file__).parent
 PUZZLES = load_puzzles()
 
 ANSWERS = {"yes": "是。", "no": "不是。", "irrelevant": "这个不重要。", "close": "很接近了！"}
+OPENING = "我讲一个奇怪的小故事，你用能回答是或不是的问题来猜背后的真相。"
+_NEXT_WORDS = ("下一个", "再来一个", "换一个", "下一道", "换一道", "再来一道", "新的")
+_SOLUTION_WORDS = ("我知道了", "我觉得", "我猜", "真相是", "汤底是", "原来", "答案是", "应该是")
+
+
+def _is_solution(text: str) -> bool:
+    """The player states what happened rather than asking (the judge sees which it is)."""
+    asks = text.rstrip("。.！!？? ").endswith(("吗", "吧", "呢")) or "?" in text or "？" in text
+    return any(word in text for word in _SOLUTION_WORDS) and not asks
+
+
 ASK_AGAIN = "我没太听明白，你能换个说法，用是或不是能回答的方式再问一次吗？"
 JUDGE_TEMPERATURE = 0.0  # the same question must get the same answer
 
@@ -74,6 +86,9 @@ class GameAgent(SkillAgent):
 
     # -- state and hooks ----------------------------------------------------------
 
+    def unrevealed(self) -> list[str]:
+        return [self.puzzle.bottom] if self.puzzle is not None and not self.revealed else []
+
     def state(self) -> dict[str, Any]:
         # Only what the user already knows: the surface, never the bottom or key points.
         return {
@@ -86,7 +101,33 @@ class GameAgent(SkillAgent):
         }
 
     async def on_start(self, turn) -> dict[str, Any]:
-        return self._next(turn)
+        result = self._next(turn)
+        if result["outcome"] == "new_puzzle":  # 开场白和汤面由代码说，不用等大模型
+            turn.reply(f"好呀，我们来喝海龟汤！{OPENING}汤面是：{result['surface']}")
+        return result
+
+    async def on_message(self, turn) -> dict[str, Any] | None:
+        # 代码能判的代码判：要提示、放弃由代码处理；别的话先交给裁判（单独的一次模型调用），
+        # 判出是、不是、不重要、很接近或者猜中，就是完整的回复（turn.reply），不用再问主持的
+        # 大模型。裁判听不懂的话（聊天、要换题）才交给主持的大模型。
+        if self.puzzle is None or self.revealed:
+            return None
+        help = help_request(turn.text)
+        if help == "hint":
+            result = self.get_hint()
+            turn.reply(result.get("hint") or result["message"])
+            return result
+        if help == "give_up":
+            result = self.give_up(turn)
+            turn.reply(f"好吧，我来揭晓。汤底是：{self.puzzle.bottom}要不要再来一个？")
+            return result
+        if any(word in turn.text for word in _NEXT_WORDS):
+            return None  # 换题：交给大模型调用 next_puzzle
+        kind: Kind = "solution" if _is_solution(turn.text) else "question"
+        result = await self._judge_turn(turn, kind)
+        if result["outcome"] not in ("unclear", "already_judged"):
+            turn.reply(result["message"])
+        return result
 
     async def on_end(self, turn) -> dict[str, Any]:
         result: dict[str, Any] = {

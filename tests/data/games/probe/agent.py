@@ -81,3 +81,8 @@ class GameAgent(SkillAgent):
             return {"outcome": "already_judged"}
         turn.judged = True
         return {"outcome": "judged"}
+
+    @tool("结算：结果就是完整的回复。")
+    def settle(self, turn) -> dict:
+        turn.reply("结算好了。")
+        return {"settled": True}

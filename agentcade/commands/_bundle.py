@@ -1,0 +1,210 @@
+"""What goes into a PyInstaller bundle: one home for the host's spec and ``build-game``.
+
+``agentcade.spec`` (the host executable, every built-in game) and
+``agentcade build-game`` (one game's binary) ship the same runtime the same way: the
+same files of a game folder (never ``.env``, caches or editor droppings), the hidden
+imports a game's source needs (game modules are data, invisible to PyInstaller's
+analysis), the third-party modules the runtime imports dynamically, the runtime's own
+data files, and the same list of packages never needed at run time.
+
+PyInstaller's hook helpers are imported inside the functions that use them, so the CLI
+can import this module (for ``build-game --help``) without PyInstaller installed.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = [
+    "EXCLUDES",
+    "package_datas",
+    "runtime_datas",
+    "runtime_hiddenimports",
+    "shipped",
+    "source_imports",
+]
+
+# Files never shipped from a game folder: caches, secrets (.env), editor/VCS droppings,
+# and its deployment recipes (Dockerfile, systemd unit, Space card: not needed to play).
+SKIP_DIRS = {"__pycache__", ".git", ".pytest_cache", ".ruff_cache", ".mypy_cache", "deploy"}
+SKIP_SUFFIXES = {".pyc", ".pyo", ".swp", ".orig", ".rej", ".log", ".jsonl"}
+
+
+def shipped(path: Path, root: Path) -> bool:
+    """Whether ``path`` (a file somewhere under ``root``) goes into the bundle."""
+    rel = path.relative_to(root)
+    if any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts):
+        return False  # .env, .gitignore, hidden folders
+    return path.is_file() and path.suffix not in SKIP_SUFFIXES and not path.name.endswith("~")
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def source_imports(paths: Iterable[Path]) -> tuple[list[str], list[str]]:
+    """Every absolute module the given Python files import: ``(installed, missing)``.
+
+    ``import x`` and ``from x import y`` (where ``x.y`` may be a submodule) count; relative
+    imports are the game's own files, shipped as data. Raises ``SyntaxError`` for a file
+    that does not parse.
+    """
+    names: set[str] = set()
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+                for alias in node.names:
+                    candidate = f"{node.module}.{alias.name}"
+                    if alias.name != "*" and _importable(candidate):
+                        names.add(candidate)
+    names.discard("__future__")
+    missing = sorted(n for n in names if not _importable(n))
+    return sorted(names - set(missing)), missing
+
+
+def _a2a_wanted(name: str) -> bool:
+    """a2a-sdk minus its optional extras (SQL stores, gRPC, FastAPI, migrations)."""
+    unwanted = ("grpc", "database", "a2a_db_cli", "migrations", "fastapi", "a2a.server.models")
+    return not any(part in name for part in unwanted)
+
+
+def runtime_hiddenimports() -> list[str]:
+    """Third-party modules the runtime needs that static analysis may miss.
+
+    pypinyin (+ data), rapidfuzz, yaml, pydantic, openai, h11, trio, trio_websocket,
+    httpx, a2a (types, client/server helpers; not its database/grpc/web-framework extras),
+    google.protobuf, watcherobot (only the robot/job API agentcade imports).
+    """
+    return list(_runtime_hiddenimports())
+
+
+@functools.cache
+def _runtime_hiddenimports() -> tuple[str, ...]:
+    # collect_submodules imports each package in a subprocess: seconds, worth keeping.
+    from PyInstaller.utils.hooks import collect_submodules  # type: ignore[import-untyped]
+
+    return tuple(sorted(
+        {
+            # (not pypinyin.__pyinstaller: its build hook would bundle PyInstaller itself)
+            *collect_submodules("pypinyin", filter=lambda name: "__pyinstaller" not in name),
+            *collect_submodules("a2a.types"),
+            *collect_submodules("a2a.utils", filter=_a2a_wanted),
+            *collect_submodules("a2a.client", filter=_a2a_wanted),
+            *collect_submodules("a2a.helpers", filter=_a2a_wanted),
+            *collect_submodules("a2a.server.request_handlers", filter=_a2a_wanted),
+            "google.protobuf",
+            "google.protobuf.json_format",
+            "google.protobuf.struct_pb2",
+            "google.protobuf.timestamp_pb2",
+            "rapidfuzz",
+            "rapidfuzz.fuzz",
+            "rapidfuzz.distance",
+            "yaml",
+            "pydantic",
+            "openai",
+            "h11",
+            "trio",
+            "trio_websocket",
+            "httpx",
+            "watcherobot",
+            "watcherobot.job",
+            "watcherobot.robot",
+        }
+    ))
+
+
+def package_datas(package: Path) -> list[tuple[str, str]]:
+    """The runtime's own data files (``voice/settings.yaml``, the local pages' ``web/static``).
+
+    Read from ``Path(module.__file__).parent`` at run time, which inside the bundle is
+    ``sys._MEIPASS/agentcade/...``: each file goes to that same relative folder.
+    """
+    return [
+        (str(path), path.parent.relative_to(package.parent).as_posix())
+        for path in sorted(package.rglob("*"))
+        if path.is_file()
+        and path.suffix in {".yaml", ".css", ".js", ".html", ".svg"}
+        and "__pycache__" not in path.parts
+    ]
+
+
+def runtime_datas(package: Path) -> list[tuple[str, str]]:
+    """``package_datas`` plus the data of the third-party packages (pypinyin's dictionaries)."""
+    from PyInstaller.utils.hooks import collect_data_files
+
+    return [*package_datas(package), *collect_data_files("pypinyin")]
+
+
+# Never needed at run time; most are only in a developer's venv (test or robot extras).
+EXCLUDES = [
+    "tkinter",
+    "_tkinter",
+    "PIL",
+    "pytest",
+    "_pytest",
+    "pytest_trio",
+    "IPython",
+    "numpy",
+    "matplotlib",
+    "uvicorn",
+    "fastapi",
+    "sqlalchemy",
+    "alembic",
+    "grpc",
+    "grpc_status",
+    "av",
+    "bleak",
+    "dbus_fast",
+    "esptool",
+    "huggingface_hub",
+    "hf_xet",
+    "mypy",
+    "ruff",
+    "setuptools",
+    "pkg_resources",
+    "distutils",
+    "lib2to3",
+    "pydoc_data",
+    "unittest.test",
+    "test",
+    "idlelib",
+    # httpx's optional command-line client (httpx falls back cleanly without it); it is
+    # what pulls click, rich, pygments and markdown_it in.
+    "httpx._main",
+    "httpx2._main",
+    "click",
+    "rich",
+    "pygments",
+    "markdown_it",
+    # openai's Google Vertex provider imports these lazily; agentcade talks to an
+    # OpenAI-compatible endpoint and never uses it. cryptography alone is ~6 MiB.
+    "google.auth",
+    "google.oauth2",
+    "requests",
+    "urllib3",
+    "cryptography",
+    "pyasn1",
+    "pyasn1_modules",
+    "PyInstaller",
+    "watcherobot.cli",
+    "watcherobot.robot_cli",
+    "watcherobot.distribution",
+    "watcherobot.application",
+    "watcherobot.runtime",
+    "watcherobot._bundled_apps",
+]
+
+STRIP = sys.platform.startswith("linux")
+"""Strip the bundled shared libraries (Linux only: elsewhere it breaks code signatures)."""

@@ -1,0 +1,243 @@
+"""Scenario tests for game authors: load ``scenarios.yaml`` beside a game, play it, judge it.
+
+A scenario is a list of steps, each one line said to the game (``start``, ``say`` or
+``end``) and what must then be true of the turn::
+
+    scenarios:
+      - name: 猜一个数
+        steps:
+          - start: 玩猜数字
+            spoken: ["一到二十"]          # regular expressions the turn's speech must match
+          - say: 我猜十
+            judged: true                  # the game's code judged the line (hook or tool)
+            spoken: ["比十还[大小]|猜中了"]
+            device: [motion.move_to]      # device calls that must be made ([]: none at all)
+          - say: 不知道
+            judged: false
+            never: ["不对"]               # must not be said (regular expressions)
+          - end: 不玩了
+            session: ended
+
+``{answer}`` in a line is replaced by the game's first unrevealed answer
+(``SkillAgent.unrevealed``), so a scenario can say the right answer of a random question.
+
+The game runs in this process behind a ``GameHost``, with the model its settings name
+(the offline model when no ``LLM_*`` is set). Every turn is also checked for what no game
+may ever do: a verdict spoken in a turn where nothing judged ("made-up verdicts"), markup,
+JSON or tool names spoken ("internal words") and an answer the game still keeps secret
+(``SkillAgent.unrevealed``) spoken ("leaked answers"). Each of those fails the step too.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from agentcade.errors import InputError
+from agentcade.game.host import GameHost
+from agentcade.game.loader import LoadedGame
+from agentcade.protocol import GameInput, GameReply
+from agentcade.skill_agent import SkillAgent, has_verdict
+from agentcade.trace import Trace
+
+__all__ = ["SCENARIO_FILE", "Run", "Scenario", "load_scenarios", "play_scenario"]
+
+SCENARIO_FILE = "scenarios.yaml"
+_KINDS: dict[str, Literal["start", "message", "end"]] = {
+    "start": "start",
+    "say": "message",
+    "end": "end",
+}
+_STEP_KEYS = {"start", "say", "end", "judged", "spoken", "never", "device", "session"}
+_INTERNAL_RE = re.compile(r"[<>{}\[\]【】`]|\b[a-z]+_[a-z_]+\b|must_say|user_text|already_said|json", re.I)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line said and what must be true of the turn it makes."""
+
+    kind: Literal["start", "message", "end"]
+    text: str
+    judged: bool | None = None
+    spoken: tuple[str, ...] = ()
+    never: tuple[str, ...] = ()
+    device: tuple[str, ...] | None = None
+    session: str | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    steps: tuple[Step, ...]
+    seed: int = 0
+
+
+@dataclass
+class Run:
+    """The outcome of one run of one scenario."""
+
+    failures: list[str] = field(default_factory=list)
+    made_up_verdicts: int = 0
+    internal_words: int = 0
+    leaked_answers: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def load_scenarios(game_dir: Path) -> list[Scenario]:
+    """The scenarios in ``game_dir/scenarios.yaml``.
+
+    Raises:
+        InputError: the file is missing or malformed; the message says what to fix.
+    """
+    path = game_dir / SCENARIO_FILE
+    if not path.is_file():
+        raise InputError(f"{path}: missing; write the game's scenarios there (see the guide, 场景测试)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InputError(f"{path}: cannot be read as YAML: {str(exc).splitlines()[0]}") from None
+    items = data.get("scenarios") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not items:
+        raise InputError(f"{path}: needs a non-empty list under 'scenarios:'")
+    return [_scenario(path, i, item) for i, item in enumerate(items, 1)]
+
+
+def _scenario(path: Path, index: int, item: Any) -> Scenario:
+    where = f"{path}: scenario {index}"
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        raise InputError(f"{where}: needs a 'name' and 'steps'")
+    steps = item.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise InputError(f"{where} ({item['name']}): needs a non-empty list of 'steps'")
+    seed = item.get("seed", index)
+    if not isinstance(seed, int):
+        raise InputError(f"{where}: 'seed' must be a whole number")
+    return Scenario(item["name"], tuple(_step(f"{where}, step {n}", s) for n, s in enumerate(steps, 1)), seed)
+
+
+def _step(where: str, item: Any) -> Step:
+    if not isinstance(item, dict):
+        raise InputError(f"{where}: must be a mapping like {{say: 我猜十, judged: true}}")
+    unknown = set(item) - _STEP_KEYS
+    if unknown:
+        raise InputError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(_STEP_KEYS)}")
+    said = [k for k in _KINDS if k in item]
+    if len(said) != 1:
+        raise InputError(f"{where}: needs exactly one of start, say, end")
+    text = item[said[0]]
+    text = "" if text is None else str(text)
+
+    def patterns(key: str) -> tuple[str, ...]:
+        value = item.get(key, [])
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise InputError(f"{where}: '{key}' must be a list of regular expressions")
+        for v in values:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise InputError(f"{where}: '{key}' pattern {v!r} is not valid: {exc}") from None
+        return tuple(values)
+
+    device = item.get("device")
+    if device is not None and (
+        not isinstance(device, list) or not all(isinstance(d, str) for d in device)
+    ):
+        raise InputError(f"{where}: 'device' must be a list of calls like motion.move_to")
+    judged = item.get("judged")
+    if judged is not None and not isinstance(judged, bool):
+        raise InputError(f"{where}: 'judged' must be true or false")
+    session = item.get("session")
+    if session not in (None, "active", "ended"):
+        raise InputError(f"{where}: 'session' must be active or ended")
+    return Step(
+        _KINDS[said[0]], text, judged, patterns("spoken"), patterns("never"),
+        tuple(device) if device is not None else None, session,
+    )  # fmt: skip
+
+
+async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
+    """Play ``scenario`` once (run number ``run`` varies the game's random choices)."""
+    records: list[dict[str, Any]] = []
+    agents: list[SkillAgent] = []
+    settings = game.load_settings()
+
+    def new_agent() -> SkillAgent:
+        agents.append(game.new_agent(settings))
+        return agents[-1]
+
+    random.seed(scenario.seed * 1000 + run)
+    host = GameHost(new_agent, trace=Trace(records.append))
+    outcome = Run()
+    try:
+        for number, step in enumerate(scenario.steps, 1):
+            replies: list[GameReply] = []
+            emit = partial(_collect, replies)
+
+            mark = len(records)
+            text = step.text
+            if "{answer}" in text:  # the game's current secret, e.g. to say the right answer
+                hidden = list(agents[-1].unrevealed()) if agents else []
+                text = text.replace("{answer}", hidden[0] if hidden else "")
+            await host.handle("scenario", GameInput(kind=step.kind, text=text), emit)
+            turns = [r for r in records[mark:] if r["type"] == "turn"]
+            over = bool(replies) and replies[-1].session == "ended"
+            secrets = list(agents[-1].unrevealed()) if agents and not over else []
+            _judge(outcome, f"step {number} ({step.text or step.kind})", step, replies, turns, secrets)
+    finally:
+        await host.aclose()
+    return outcome
+
+
+async def _collect(into: list[GameReply], reply: GameReply, final: bool) -> None:
+    into.append(reply)
+
+
+def _judge(
+    run: Run,
+    where: str,
+    step: Step,
+    replies: Sequence[GameReply],
+    turns: Sequence[dict[str, Any]],
+    secrets: Sequence[str],
+) -> None:
+    said = "".join(r.text for r in replies)
+    judged = bool(turns and turns[-1].get("judged"))
+    fail = run.failures.append
+    if step.judged is not None and judged != step.judged:
+        fail(f"{where}: expected {'a' if step.judged else 'no'} verdict by the game's code; heard 「{said}」")
+    for pattern in step.spoken:
+        if not re.search(pattern, said):
+            fail(f"{where}: expected speech matching /{pattern}/; heard 「{said}」")
+    for pattern in step.never:
+        if re.search(pattern, said):
+            fail(f"{where}: /{pattern}/ must not be said; heard 「{said}」")
+    calls = [d.call for r in replies for d in r.directives]
+    if step.device is not None:
+        if not step.device and calls:
+            fail(f"{where}: expected no device calls; got {calls}")
+        for call in step.device:
+            if call not in calls:
+                fail(f"{where}: expected device call {call}; got {calls or 'none'}")
+    if step.session is not None and replies and replies[-1].session != step.session:
+        fail(f"{where}: expected the session {step.session}; it is {replies[-1].session}")
+    if step.kind == "message" and not judged and has_verdict(said) and step.judged is False:
+        run.made_up_verdicts += 1
+        fail(f"{where}: a verdict was spoken though nothing judged: 「{said}」")
+    if _INTERNAL_RE.search(said):
+        run.internal_words += 1
+        fail(f"{where}: internal words spoken: 「{said}」")
+    leaked = [s for s in secrets if s and s in said]
+    if leaked:
+        run.leaked_answers += 1
+        fail(f"{where}: an unrevealed answer was spoken")

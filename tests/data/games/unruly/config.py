@@ -1,0 +1,5 @@
+from agentcade.settings import AgentSettings
+
+
+class Settings(AgentSettings):
+    pass

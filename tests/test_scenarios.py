@@ -1,0 +1,98 @@
+"""``agentcade test``: a game's scenario tests, run through the CLI as a game author would."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentcade.cli import main
+from agentcade.commands._scenarios import SCENARIO_FILE
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = ROOT / "tests" / "data" / "games" / "probe"
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No model configured: the offline model plays; game data goes to a fresh home."""
+    for key in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    folder = tmp_path / "probe"
+    shutil.copytree(PROBE, folder)
+    return folder
+
+
+def write(folder: Path, text: str) -> None:
+    (folder / SCENARIO_FILE).write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("game", ["guess_number", "riddle", "draw_guess", "turtle_soup"])
+def test_every_built_in_game_ships_scenarios_that_pass_offline(game, capsys) -> None:
+    assert main(["test", str(ROOT / "games" / game)]) == 0
+    out = capsys.readouterr().out
+    assert "合计" in out
+    assert "编造的判定 0，说出的内部词 0，泄露的答案 0" in out
+
+
+def test_a_failing_step_is_named_with_what_was_heard_and_the_exit_code_is_1(probe, capsys) -> None:
+    write(probe, "scenarios:\n  - name: 开局\n    steps:\n      - start: 玩\n        spoken: [不会说的话]\n")
+    assert main(["test", str(probe), "--repeat", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "✗ 开局: 0/2 通过（0%）" in out
+    assert "step 1 (玩): expected speech matching /不会说的话/; heard 「开局口令" in out
+
+
+def test_pass_rate_and_junit_report(probe, tmp_path, capsys) -> None:
+    write(
+        probe,
+        "scenarios:\n"
+        "  - name: 开局说口令\n    steps:\n      - start: 玩\n        spoken: [开局口令]\n        device: []\n"
+        "  - name: 结束\n    steps:\n      - start: 玩\n      - end: 不玩了\n        session: ended\n",
+    )
+    junit = tmp_path / "junit.xml"
+    assert main(["test", str(probe), "--repeat", "3", "--junit", str(junit)]) == 0
+    out = capsys.readouterr().out
+    assert "✓ 开局说口令: 3/3 通过（100%）" in out
+    assert "合计：6/6 通过（100%）" in out
+    xml = junit.read_text(encoding="utf-8")
+    assert 'tests="2" failures="0"' in xml
+    assert 'name="开局说口令"' in xml
+
+
+def test_a_made_up_verdict_counts_and_fails(probe, capsys, monkeypatch) -> None:
+    async def verdict(self, turn):  # a game whose code says a verdict nobody judged
+        turn.reply("你猜对了！")
+        return {}
+
+    monkeypatch.setattr("agentcade.skill_agent.SkillAgent.on_message", verdict)
+    write(probe, "scenarios:\n  - name: 闲聊\n    steps:\n      - start: 玩\n      - say: 你好\n        judged: false\n")
+    assert main(["test", str(probe)]) == 1
+    assert "编造的判定 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "scenarios.yaml: missing"),
+        ("scenarios: []", "needs a non-empty list under 'scenarios:'"),
+        ("scenarios:\n  - name: x\n    steps:\n      - say: 你好\n        heard: [x]\n", "unknown keys ['heard']"),
+        ("scenarios:\n  - name: x\n    steps:\n      - say: a\n        spoken: ['(']\n", "is not valid"),
+        ("scenarios: [", "cannot be read as YAML"),
+    ],
+    ids=["missing", "empty", "unknown-key", "bad-pattern", "bad-yaml"],
+)
+def test_a_bad_scenario_file_is_one_line_saying_what_to_fix(probe, capsys, content, message) -> None:
+    if content is not None:
+        write(probe, content)
+    assert main(["test", str(probe)]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

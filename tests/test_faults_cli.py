@@ -237,8 +237,9 @@ async def test_a_signal_on_play_during_a_hang_ends_the_game_within_3_seconds(
     try:
         await proc.expect("小懒在听")
         fake.default = Hang()
-        await proc.say("玩探针")  # its model hangs
-        await proc.expect("稍等")
+        await proc.say("玩探针")  # its start's required text is spoken at once, then its model hangs
+        await proc.expect("开局口令")
+        await fake.wait_requests(1)
         started = trio.current_time()
         proc.proc.send_signal(sig)
         with trio.fail_after(6):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -36,22 +37,37 @@ class Stopped:
 
 @asynccontextmanager
 async def stop_on_signals(scope: trio.CancelScope) -> AsyncIterator[Stopped]:
-    """While the block runs, a stop signal cancels ``scope`` and is noted in the result."""
+    """While the block runs, a stop signal cancels ``scope`` and is noted in the result.
+
+    An exception from the block comes out as itself, not wrapped in the watcher's
+    ExceptionGroup, so the command's own ``except`` clauses (a robot that cannot be used,
+    settings to fix) still see it. Outside the main thread (a command run by a test or an
+    embedding program) no signal can arrive, so none is watched.
+    """
     stopped = Stopped()
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped
+        return
     with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
-        async with trio.open_nursery() as nursery:
+        try:
+            async with trio.open_nursery() as nursery:
 
-            async def watch() -> None:
-                async for signum in signals:
-                    stopped.signal = signum
-                    scope.cancel()
-                    return
+                async def watch() -> None:
+                    async for signum in signals:
+                        stopped.signal = signum
+                        scope.cancel()
+                        return
 
-            nursery.start_soon(watch)
-            try:
-                yield stopped
-            finally:
-                nursery.cancel_scope.cancel()
+                nursery.start_soon(watch)
+                try:
+                    yield stopped
+                finally:
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            if len(group.exceptions) != 1:
+                raise
+            exc = group.exceptions[0]
+            raise exc from exc.__cause__
 
 
 def exit_code(stopped: Stopped) -> int:

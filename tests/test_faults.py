@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import trio
 
+from agentcade.device.robots import ConsoleRobot
 from agentcade.game import worker
 from agentcade.game.host import GAME_BROKE, SHUTTING_DOWN, GameHost
 from agentcade.game.loader import builtin_games_dir, load_game
@@ -285,6 +286,27 @@ async def test_a_hanging_main_model_says_wait_then_falls_back_within_the_line_bu
             await agent.on_user("你好")
         assert trio.current_time() - started < QUICK.line + 1
     assert heard.speech == [WAIT_TEXT, MODEL_DOWN]
+
+
+class SlowSpeaker(ConsoleRobot):
+    """A robot whose sentences take real time to say, like speech on the robot."""
+
+    async def speak(self, text: str) -> None:
+        await trio.sleep(0.4)
+        await super().speak(text)
+
+
+async def test_a_reply_that_arrived_in_time_is_not_followed_by_wait_while_it_is_spoken() -> None:
+    """Patience is about the game's answer: with speech slower than the patience (seconds
+    per sentence on the robot), every answer was followed by a spurious "稍等"."""
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), robot=SlowSpeaker(heard.out), heard=heard) as (agent, _):
+        agent.budgets = Budgets(patience=0.2, line=5)
+        await agent.on_user("玩猜谜语")
+        await agent.on_user("不知道")
+        await agent.wait_idle()
+    assert len(heard.speech) >= 2
+    assert WAIT_TEXT not in heard.speech
 
 
 async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path) -> None:

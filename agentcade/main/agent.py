@@ -448,7 +448,8 @@ class MainAgent:
         """
         key = uuid.uuid4().hex
         rid = current_request_id() or key
-        first = trio.Event()
+        arrived = trio.Event()  # the game's first reply is in the output queue
+        first = trio.Event()  # ... and has been played
         scope = trio.CancelScope()
         current.inflight[key] = scope
         self._idle = trio.Event()
@@ -464,25 +465,32 @@ class MainAgent:
         async def reader() -> None:
             try:
                 with request_scope(rid), scope:
-                    await self._read_replies(current, game_input, first, settled, quiet)
+                    await self._read_replies(current, game_input, arrived, first, settled, quiet)
             finally:
                 settled()
                 if game_input.kind == "end":  # over, whether or not it said "ended"
                     self._clear(current)
                     current.ended.set()
+                arrived.set()
                 first.set()
 
         self._nursery.start_soon(reader)
+        # Patience is about the game's answer, not about how long saying it takes: a
+        # reply that arrived in time and is still being spoken (seconds of real speech on
+        # the robot) must not be followed by "稍等".
         with trio.move_on_after(self.budgets.patience):
-            await first.wait()
-        if not first.is_set():  # the next line must be heard meanwhile ("结束游戏")
+            await arrived.wait()
+        if not arrived.is_set():  # the next line must be heard meanwhile ("结束游戏")
             self._say_wait()
             await self.output.drain()
+            return
+        await first.wait()
 
     async def _read_replies(
         self,
         current: _Current,
         game_input: GameInput,
+        arrived: trio.Event,
         first: trio.Event,
         settled: Callable[[], None],
         quiet: bool,
@@ -518,6 +526,7 @@ class MainAgent:
                         if is_final and reply.session == "ended":
                             self._clear(current)  # the reset is queued after this last reply
                         if not first.is_set():
+                            arrived.set()
                             await self.output.drain()
                             first.set()
                         patience.deadline = trio.current_time() + budget

@@ -187,11 +187,25 @@ async def test_a_question_that_states_the_whole_truth_solves_it(game, fake) -> N
     host = await started(game, fake)
     puzzle = host.agent.puzzle
     fake.push(verdict("yes", True))
-    replies = await host.ask("message", "是不是因为伞湿了要晾干")
+    replies = await host.ask("message", f"是不是{'，'.join(puzzle.key_points)}")
     assert host.agent.solved == 1
     assert puzzle.bottom in replies[-1].text
     assert host.agent.revealed
     assert host.agent.solved == 1
+
+
+async def test_a_question_that_tells_nothing_new_never_solves_it_whatever_the_judge_says(
+    game, fake
+) -> None:
+    """The local 1.5B referee called "他是一个人吗" the whole truth: the 汤底 was read out."""
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle
+    fake.push(verdict("yes", True))
+    replies = await host.ask("message", "他是一个人吗")
+    assert host.agent.solved == 0
+    assert not host.agent.revealed
+    assert not any(puzzle.bottom in r.text for r in replies)
+    assert replies[-1].text == "是。"
 
 
 async def test_each_input_is_judged_once(game, fake) -> None:
@@ -214,10 +228,11 @@ async def test_a_correct_solution_reveals_the_bottom_and_celebrates(game, fake, 
     host = await started(game, fake)
     puzzle = host.agent.puzzle
     fake.push(verdict("yes", True))
-    replies = await host.ask("message", "我知道了，伞是湿的，她撑开伞是为了把它晾干")
+    truth = "，".join(puzzle.key_points)  # what this puzzle's 汤底 says
+    replies = await host.ask("message", f"我知道了，{truth}")
     judge = fake.requests[0]
     assert system_of(judge) == module.referee.JUDGE_PROMPT
-    assert "伞是湿的，她撑开伞是为了把它晾干" in request_text(judge)
+    assert truth in request_text(judge)
     assert "说出了他猜的真相" in request_text(judge)  # judged as a solution
     assert replies[-1].text == f"猜中啦，太厉害了！汤底是：{puzzle.bottom}"
     assert "expression_runtime.start" in calls(replies[-1])  # the happy face
@@ -541,3 +556,12 @@ async def test_moving_to_the_next_puzzle_tells_the_unsolved_bottom(game, fake) -
     assert f"上一道汤的汤底是：{old.bottom}" in said
     assert host.agent.puzzle is not old
     assert host.agent.puzzle.surface in said
+
+
+def test_every_puzzles_own_truth_can_solve_it_and_its_surface_cannot(module) -> None:
+    """The code bar on a referee's ``solved`` never blocks a real solution."""
+    for puzzle in module.agent.PUZZLES:
+        assert module.referee.could_solve(puzzle, "，".join(puzzle.key_points)), puzzle.id
+        assert module.referee.could_solve(puzzle, puzzle.bottom), puzzle.id
+        assert not module.referee.could_solve(puzzle, puzzle.surface), puzzle.id
+        assert not module.referee.could_solve(puzzle, "他是一个人吗"), puzzle.id

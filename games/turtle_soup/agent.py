@@ -29,7 +29,7 @@ from agentcade.tools import tool
 
 from .config import Settings
 from .library import PlayedStore, Puzzle, load_puzzles, pick
-from .referee import Kind, Verdict, judge_messages, offline_verdict, parse_verdict
+from .referee import Kind, Verdict, could_solve, judge_messages, offline_verdict, parse_verdict
 
 log = logging.getLogger(__name__)
 
@@ -283,6 +283,9 @@ class GameAgent(SkillAgent):
         verdict = parse_verdict(answer)
         if verdict is None:
             log.warning("turtle_soup: unusable judge answer: %.200r", answer)
+        elif verdict.solved and not could_solve(puzzle, text):
+            log.info("turtle_soup: the judge called %.80r a solution; it tells nothing new", text)
+            verdict = Verdict(verdict.verdict, False)
         return verdict
 
     async def _soothe(self, turn) -> None:

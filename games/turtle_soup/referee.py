@@ -150,16 +150,37 @@ def _coverage(heard: set[str], point: set[str]) -> float:
     return len(heard & point) / len(point) if point else 0.0
 
 
+def _point_syllables(puzzle: Puzzle, surface: set[str]) -> list[set[str]]:
+    """Each key point's syllables that the surface does not already tell."""
+    points = []
+    for point in puzzle.key_points:
+        syllables = _syllables(point)
+        points.append(syllables - surface or syllables)
+    return points
+
+
+def could_solve(puzzle: Puzzle, text: str) -> bool:
+    """Whether ``text`` tells anything of the truth that the surface does not.
+
+    A referee model's ``solved`` is taken only for such a line: a weak model called "他是
+    一个人吗" the whole truth, which revealed the 汤底 and ended the puzzle. The bar is low
+    (half of one key point's own syllables and two syllables of the 汤底 beyond the
+    surface), so the model still decides paraphrases; code only rules out the impossible.
+    """
+    heard = _syllables(text)
+    surface = _syllables(puzzle.surface)
+    news = heard & (_syllables(puzzle.bottom) - surface)
+    points = _point_syllables(puzzle, surface)
+    return len(news) >= 2 and any(_coverage(heard, p) >= 0.5 for p in points)
+
+
 def offline_verdict(puzzle: Puzzle, kind: Kind, text: str) -> Verdict:
     """A rough, deterministic judgement without a model (see the module docstring)."""
     heard = _syllables(text)
     if not heard:
         return Verdict("unclear", False)
     surface = _syllables(puzzle.surface)
-    points = []
-    for point in puzzle.key_points:
-        syllables = _syllables(point)
-        points.append(syllables - surface or syllables)  # what the surface does not tell
+    points = _point_syllables(puzzle, surface)
     covered = [_coverage(heard, p) for p in points]
     hits = sum(c >= 0.5 for c in covered)
     solved = hits >= max(1, math.ceil(len(points) * 2 / 3))

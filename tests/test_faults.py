@@ -20,7 +20,7 @@ from agentcade.game.host import GAME_BROKE, SHUTTING_DOWN, GameHost
 from agentcade.game.loader import builtin_games_dir, load_game
 from agentcade.llm import ModelError, OpenAIChatModel
 from agentcade.main.agent import MAX_INTERMEDIATE, MODEL_DOWN, REMOTE_SLOW, WAIT_TEXT
-from agentcade.protocol import GameInput, GameReply
+from agentcade.protocol import GameReply
 from agentcade.settings import (
     Budgets,
     LLMSettings,
@@ -32,7 +32,8 @@ from agentcade.speech import MAX_INPUT
 from agentcade.wiring.registry import START_WAIT, open_registry
 from tests.a2a_peers import echo_card
 from tests.fake_openai import Fail, FakeOpenAI, Hang, Reply, serve_fake_openai
-from tests.test_main_agent import Heard, pipeline, remote_pipeline
+from tests.test_main_agent import Heard, Scripted, pipeline, remote_pipeline
+from tests.test_skill_agent import ask
 
 MESSAGES = [{"role": "user", "content": "你好"}]
 GBK = "LLM_MODEL=通义千问\n".encode("gbk")
@@ -136,18 +137,6 @@ async def hosts_over() -> AsyncIterator[Callable[..., GameHost]]:
         await host.aclose()
 
 
-async def ask(host: GameHost, ctx: str, kind: str, text: str = "") -> list[GameReply]:
-    got: list[tuple[GameReply, bool]] = []
-
-    async def emit(reply: GameReply, final: bool) -> None:
-        got.append((reply, final))
-
-    await host.handle(ctx, GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]
-    assert [f for _, f in got] == [False] * (len(got) - 1) + [True]
-    assert got[-1][0].text.strip()
-    return [r for r, _ in got]
-
-
 @pytest.mark.parametrize("tool_name", ["leave", "interrupt"], ids=["SystemExit", "KeyboardInterrupt"])
 async def test_a_tool_that_tries_to_end_the_process_fails_its_session_only(
     fake, hosts_over, tool_name: str
@@ -240,29 +229,10 @@ async def test_a_20000_character_line_reaches_the_game_cut_to_the_input_limit(
 QUICK = Budgets(patience=0.3, line=1.5)
 
 
-class Unruly:
-    """A remote game that misbehaves per request kind."""
-
-    def __init__(self, **behaviour: str) -> None:
-        self.behaviour = behaviour
-        self.inputs: list[GameInput] = []
-
-    async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
-        self.inputs.append(game_input)
-        what = self.behaviour.get(game_input.kind, "ok")
-        if what == "hang":
-            await trio.sleep_forever()
-        if what == "chatter":
-            for n in range(1000):
-                await emit(GameReply(text=f"第{n}句"), False)
-        ended = game_input.kind == "end"
-        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
-
-
 async def test_a_remote_games_thousand_intermediate_replies_are_capped(nursery, tmp_path) -> None:
     """Item 8: all 1,000 were spoken; now at most MAX_INTERMEDIATE, then the final one."""
     heard = Heard()
-    async with remote_pipeline(nursery, Unruly(message="chatter"), heard, tmp_path) as (agent, records, _):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, Scripted(message="chatter"), heard, tmp_path) as (agent, records, _):  # type: ignore[arg-type]
         await agent.on_user("玩回声")
         await agent.on_user("说吧")
         await agent.wait_idle()
@@ -312,7 +282,7 @@ async def test_a_reply_that_arrived_in_time_is_not_followed_by_wait_while_it_is_
 async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path) -> None:
     """Item 10: "结束游戏" was not heard while the game hung (210 s of silence)."""
     heard = Heard()
-    game = Unruly(message="hang")
+    game = Scripted(message="hang")
     async with remote_pipeline(nursery, game, heard, tmp_path) as (agent, _, _s):  # type: ignore[arg-type]
         agent.budgets = Budgets(patience=0.3, line=30)
         await agent.on_user("玩回声")
@@ -330,7 +300,7 @@ async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path)
 async def test_a_remote_game_that_never_answers_is_told_within_the_line_budget(nursery, tmp_path) -> None:
     """Items 9/10: the wait for a game's reply is bounded by the line budget, not 210 s."""
     heard = Heard()
-    async with remote_pipeline(nursery, Unruly(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):  # type: ignore[arg-type]
         agent.budgets = QUICK
         await agent.on_user("玩回声")
         with trio.fail_after(QUICK.line + 2):

@@ -216,6 +216,9 @@ class Scripted:
             await trio.sleep_forever()
         if what == "fail":
             raise RuntimeError("the remote game broke")
+        if what == "chatter":  # 1,000 intermediate replies, then the final one
+            for n in range(1000):
+                await emit(GameReply(text=f"第{n}句"), False)
         if what == "slow_goodbye":
             await emit(GameReply(text="好的，我来公布答案，稍等。"), False)
             await trio.sleep(0.2)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from agentcade import __version__
-from agentcade.errors import AgentcadeError
+from agentcade.core.errors import AgentcadeError
 
 # name -> (module with ``add_arguments(parser)`` and ``run(args) -> int``, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agentcade.vector import CANVAS, Stroke  # noqa: E402
+from agentcade.core.vector import CANVAS, Stroke  # noqa: E402
 
 DEFAULT_OUT = ROOT / "docs" / "draw_guess_contact_sheet.png"
 COLUMNS = 8
@@ -126,7 +126,7 @@ def contact_sheet(
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     out = Path(args[0]) if args else DEFAULT_OUT
-    from games.draw_guess.drawings import ANIMALS
+    from agentcade.games.draw_guess.drawings import ANIMALS
 
     sheet = contact_sheet([(a.answer, a.strokes) for a in ANIMALS])
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@
   server (starlette + uvicorn), the reference peer.
 * ``sdk_client_events``: a2a-sdk's own client (asyncio) playing one streaming request;
   run it with ``trio.to_thread.run_sync``.
-* ``FakeSkill`` / ``echo_card``: a stand-in for ``agentcade.skill.Skill``.
+* ``FakeSkill`` / ``echo_card``: a stand-in for ``agentcade.core.skill.Skill``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import trio
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.handler import ReplySink
-from agentcade.protocol import GameInput, GameReply
+from agentcade.core.protocol import GameInput, GameReply
 
 ECHO_WORKING = "稍等"
 
@@ -74,7 +74,7 @@ class EchoHandler:
 
 @dataclass(frozen=True)
 class FakeSkill:
-    """The fields of agentcade.skill.Skill that the card uses."""
+    """The fields of agentcade.core.skill.Skill that the card uses."""
 
     id: str = "echo"
     name: str = "回声"
@@ -108,7 +108,7 @@ def _make_sdk_executor() -> Any:
     from a2a.types.a2a_pb2 import Message, Part, Role, TaskState
     from google.protobuf import struct_pb2
 
-    from agentcade.protocol import parse_input
+    from agentcade.core.protocol import parse_input
 
     def reply_message(reply: GameReply, context_id: str, task_id: str) -> Message:
         value = struct_pb2.Value()

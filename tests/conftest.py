@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from tests.fake_openai import FakeOpenAI, serve_fake_openai
+from agentcade.testing.fake_openai import FakeOpenAI, serve_fake_openai
 
 # Tests never reach a real model: an accidental key in the developer's environment must
 # not turn a test into a network call.

@@ -19,12 +19,12 @@ from typing import Any
 import trio
 import trio.testing
 
+from agentcade.core.protocol import Directive, GameInput, GameReply
 from agentcade.device.validate import validate_directive
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame
-from agentcade.protocol import Directive, GameInput, GameReply
-from agentcade.skill_agent import SkillAgent
-from tests.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai
+from agentcade.game.skill_agent import SkillAgent
+from agentcade.testing.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai
 
 GAMES_DIR = Path(__file__).resolve().parent.parent / "games"
 

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcade.judge import is_match
+from agentcade.core.judge import is_match
 
 HELDOUT = Path(__file__).parent / "data" / "judge_heldout.tsv"
 

@@ -12,7 +12,7 @@ from google.protobuf.json_format import ParseDict
 
 from agentcade.a2a.card import CardError, build_card, read_card
 from agentcade.a2a.client import negotiate_protocol
-from agentcade.protocol import ProtocolVersion
+from agentcade.core.protocol import ProtocolVersion
 from tests.a2a_peers import FakeSkill
 
 URL = "http://127.0.0.1:7860/rpc"

@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from agentcade.a2a.client import A2AClient, GameRemoteError
-from agentcade.protocol import GameInput, GameReply
+from agentcade.core.protocol import GameInput, GameReply
 from tests.a2a_peers import EchoHandler, start_server
 
 START = GameInput(kind="start", text="你好")

@@ -10,7 +10,7 @@ import trio.testing
 
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import A2AServer, ServerLimits
-from agentcade.protocol import GameInput
+from agentcade.core.protocol import GameInput
 from tests.a2a_peers import (
     EchoHandler,
     echo_card,

@@ -8,7 +8,7 @@ import pytest
 import trio
 
 from agentcade.a2a.client import A2AClient, GameRemoteError
-from agentcade.protocol import GameInput, GameReply
+from agentcade.core.protocol import GameInput, GameReply
 from tests.a2a_peers import SDKServerThread, game_input, sdk_client_events, start_server
 
 

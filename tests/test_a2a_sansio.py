@@ -11,7 +11,7 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from agentcade.a2a import wire
 from agentcade.a2a.jsonrpc import RpcError, check_version, parse_call
 from agentcade.a2a.sse import SSEDecoder, SSEEvent, encode_data, encode_ping
-from agentcade.protocol import Directive, GameInput, GameReply, ProtocolError
+from agentcade.core.protocol import Directive, GameInput, GameReply, ProtocolError
 
 # ------------------------------------------------------------------ JSON-RPC
 

@@ -17,7 +17,7 @@ from a2a.utils.errors import TaskNotFoundError
 from google.protobuf.json_format import ParseDict
 
 from agentcade.a2a.server import FAILED_TEXT, A2AServer
-from agentcade.protocol import GameInput, GameReply
+from agentcade.core.protocol import GameInput, GameReply
 from tests.a2a_peers import (
     EchoHandler,
     echo_card,

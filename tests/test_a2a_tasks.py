@@ -16,7 +16,7 @@ from a2a.types.a2a_pb2 import ListTasksResponse, StreamResponse
 from google.protobuf.json_format import ParseDict
 
 from agentcade.a2a.handler import ReplySink
-from agentcade.protocol import GameInput, GameReply
+from agentcade.core.protocol import GameInput, GameReply
 from tests.a2a_peers import game_input, http_request, rpc_body, send_params, start_server
 
 

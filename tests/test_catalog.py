@@ -12,7 +12,7 @@ import trio
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.server import serve_a2a
-from agentcade.catalog import Catalog, CatalogEntry, check_catalog, check_online, load_catalog
+from agentcade.check.catalog import Catalog, CatalogEntry, check_catalog, check_online, load_catalog
 from agentcade.commands import catalog as catalog_cmd
 from tests.a2a_peers import EchoHandler, FakeSkill
 
@@ -88,7 +88,7 @@ def test_duplicate_ids() -> None:
 
 
 def test_builtin_ids_come_from_the_games_folder() -> None:
-    from agentcade.catalog import builtin_ids
+    from agentcade.check.catalog import builtin_ids
 
     assert {"riddle", "guess_number"} <= builtin_ids()
     catalog = Catalog.model_validate({"games": [entry(id="guess_number")]})

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
+
+import trio
 
 from agentcade.wiring.games import open_local_game
 from agentcade.wiring.serve import serve_game
@@ -87,7 +90,7 @@ async def test_chat_plays_a_remote_game_by_url(cli_env, nursery, monkeypatch, tm
 
 
 async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(cli_env, nursery, tmp_path) -> None:
-    from tests.fake_openai import Reply, serve_fake_openai
+    from agentcade.testing.fake_openai import Reply, serve_fake_openai
 
     fake = await nursery.start(serve_fake_openai)
     fake.push(Reply("好的，下次见。"))
@@ -113,3 +116,22 @@ async def test_robot_calls_the_game_may_not_make_are_shown(cli_env) -> None:
     assert "  [机器人] motion.play_action('nod')" in out  # the valid call of on_start
     assert "  [机器人] 没执行 lights.set_color('#00FF00')（cheer）：it needs the capability 'light'" in out
     assert "  [机器人] 没执行 motion.move_to(pan_deg=999, tilt_deg=115, duration_ms=400)（cheer）" in out
+
+
+async def test_a_folder_with_its_own_games_package_still_finds_the_built_in_games(cli_env, tmp_path) -> None:
+    """Issue 22: in a game author's repository (its own ``games/`` package in the current
+    folder), ``python -m agentcade chat riddle`` answered "no built-in game with that id"."""
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "__init__.py").write_text("", encoding="utf-8")
+    with trio.fail_after(60):
+        done = await trio.run_process(
+            [sys.executable, "-m", "agentcade", "chat", "riddle"],
+            stdin=b"/quit\n",
+            capture_stdout=True,
+            capture_stderr=True,
+            env=cli_env,
+            cwd=tmp_path,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    assert "猜谜语（riddle）" in done.stdout.decode()

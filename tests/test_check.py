@@ -21,7 +21,6 @@ import trio
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
-from agentcade.catalog import Catalog, check_catalog
 from agentcade.check import (
     RULES,
     CheckResult,
@@ -30,8 +29,9 @@ from agentcade.check import (
     session as check_mod,
     to_junit,
 )
+from agentcade.check.catalog import Catalog, check_catalog
 from agentcade.commands import check as check_cmd
-from agentcade.protocol import Directive, GameInput, GameReply
+from agentcade.core.protocol import Directive, GameInput, GameReply
 from tests.a2a_peers import FakeSkill
 from tests.check_peers import PeerProcess
 

@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from watcherobot.robot import WatcheRobot
 
-from agentcade.allowlist import ALLOWED_CALLS, KNOWN_CAPABILITIES
+from agentcade.core.allowlist import ALLOWED_CALLS, KNOWN_CAPABILITIES
+from agentcade.core.protocol import Directive
+from agentcade.core.trace import Trace, caller_scope
+from agentcade.core.vector import Stroke, encode_vector
 from agentcade.device.proxy import RobotProxy, flush_directives
 from agentcade.device.validate import (
     DirectiveError,
@@ -19,9 +22,6 @@ from agentcade.device.validate import (
     sdk_signature,
     validate_directive,
 )
-from agentcade.protocol import Directive
-from agentcade.trace import Trace, caller_scope
-from agentcade.vector import Stroke, encode_vector
 
 ALL = sorted(KNOWN_CAPABILITIES)
 STAR = encode_vector(

@@ -19,14 +19,14 @@ import trio
 import trio.testing
 
 from agentcade import effects
-from agentcade.allowlist import ALLOWED_CALLS
+from agentcade.core.allowlist import ALLOWED_CALLS
+from agentcade.core.protocol import GameReply
+from agentcade.core.vector import encode_vector
 from agentcade.device.validate import validate_directive
 from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.game.turn import Turn
-from agentcade.protocol import GameReply
-from agentcade.vector import encode_vector
-from tests.fake_openai import FakeOpenAI, Reply
+from agentcade.testing.fake_openai import FakeOpenAI, Reply
 from tests.game_helpers import (
     ask,
     call,

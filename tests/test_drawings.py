@@ -8,7 +8,7 @@ import pytest
 from pypinyin import lazy_pinyin
 from watcherobot.robot import _expression_custom_vector_path
 
-from agentcade.vector import (
+from agentcade.core.vector import (
     CANVAS,
     MAX_POINTS,
     MAX_STROKE_POINTS,
@@ -17,7 +17,7 @@ from agentcade.vector import (
     decode_vector,
     encode_vector,
 )
-from games.draw_guess.drawings import ANIMALS, CENTER, SAFE_RADIUS, Animal
+from agentcade.games.draw_guess.drawings import ANIMALS, CENTER, SAFE_RADIUS, Animal
 
 REQUIRED = (
     "猫", "狗", "老虎", "狮子", "大象", "长颈鹿", "熊猫", "猴子", "兔子", "斑马",
@@ -86,7 +86,7 @@ def test_three_hints_that_never_give_the_answer_away(animal: Animal) -> None:
 def test_the_drawings_are_deterministic() -> None:
     import importlib
 
-    import games.draw_guess.drawings as module
+    import agentcade.games.draw_guess.drawings as module
 
     before = [a.strokes for a in module.ANIMALS]
     again = importlib.reload(module)

@@ -1,4 +1,4 @@
-"""``agentcade.effects``: only allowed, valid directives, in the right order and timing."""
+"""``agentcade.device.effects``: only allowed, valid directives, in the right order and timing."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import trio
 import trio.testing
 
 from agentcade import effects
-from agentcade.allowlist import FRONT_PAN, FRONT_TILT, PAN_RANGE, TILT_RANGE
+from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT, PAN_RANGE, TILT_RANGE
+from agentcade.core.protocol import Directive
+from agentcade.core.trace import Trace
+from agentcade.core.vector import Stroke, VectorError, decode_vector, encode_vector
 from agentcade.device.proxy import RobotProxy
 from agentcade.device.validate import validate_directive
-from agentcade.protocol import Directive
-from agentcade.trace import Trace
-from agentcade.vector import Stroke, VectorError, decode_vector, encode_vector
 
 CAPS = ["motion", "expression.runtime.v3"]
 FLUSH = "flush"

@@ -11,14 +11,14 @@ import pkgutil
 import pytest
 
 import agentcade
-from agentcade.errors import AgentcadeError, InputError, PeerError
+from agentcade.core.errors import AgentcadeError, InputError, PeerError
 
 
 def _public_modules() -> list[str]:
     names = ["agentcade"]
     for info in pkgutil.walk_packages(agentcade.__path__, "agentcade."):
         if any(part.startswith("_") for part in info.name.split(".")):
-            continue  # private modules (agentcade.a2a._http) hold internal control-flow signals
+            continue  # private modules (agentcade.net._http) hold internal control-flow signals
         names.append(info.name)
     return names
 
@@ -40,7 +40,7 @@ def _public_exceptions() -> list[tuple[str, type[BaseException]]]:
 
 def test_the_public_modules_define_exceptions_at_all() -> None:
     names = {name for name, _ in _public_exceptions()}
-    assert "agentcade.errors.GameRemoteError" in names
+    assert "agentcade.core.errors.GameRemoteError" in names
     assert "agentcade.web.server.PagesError" in names
 
 
@@ -63,7 +63,7 @@ def test_an_unknown_list_tasks_page_token_is_the_peers_mistake() -> None:
 
 
 def test_every_error_kind_is_a_string_enum() -> None:
-    from agentcade import errors
+    from agentcade.core import errors
 
     kinds = [v for k, v in vars(errors).items() if k.endswith("Kind") and inspect.isclass(v)]
     assert kinds

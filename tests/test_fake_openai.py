@@ -9,7 +9,7 @@ from typing import Any
 import h11
 import trio
 
-from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
+from agentcade.testing.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
 
 BODY = {"model": "m", "messages": [{"role": "system", "content": "规则"}, {"role": "user", "content": "你好"}]}
 

@@ -14,24 +14,24 @@ from typing import Any
 import pytest
 import trio
 
-from agentcade.device.robots import ConsoleRobot
-from agentcade.game import worker
-from agentcade.game.host import GAME_BROKE, SHUTTING_DOWN, GameHost
-from agentcade.game.loader import builtin_games_dir, load_game
-from agentcade.llm import ModelError, OpenAIChatModel
-from agentcade.main.agent import MAX_INTERMEDIATE, MODEL_DOWN, REMOTE_SLOW, WAIT_TEXT
-from agentcade.protocol import GameReply
-from agentcade.settings import (
+from agentcade.core.protocol import GameReply
+from agentcade.core.settings import (
     Budgets,
     LLMSettings,
     SettingsError,
     load_settings_spec,
     read_dotenv,
 )
-from agentcade.speech import MAX_INPUT
+from agentcade.core.speech import MAX_INPUT
+from agentcade.device.robots import ConsoleRobot
+from agentcade.game import worker
+from agentcade.game.host import GAME_BROKE, SHUTTING_DOWN, GameHost
+from agentcade.game.loader import builtin_games_dir, load_game
+from agentcade.llm import ModelError, OpenAIChatModel
+from agentcade.main.agent import MAX_INTERMEDIATE, MODEL_DOWN, REMOTE_SLOW, WAIT_TEXT
+from agentcade.testing.fake_openai import Fail, FakeOpenAI, Hang, Reply, serve_fake_openai
 from agentcade.wiring.registry import START_WAIT, open_registry
 from tests.a2a_peers import echo_card
-from tests.fake_openai import Fail, FakeOpenAI, Hang, Reply, serve_fake_openai
 from tests.test_main_agent import Heard, Scripted, pipeline, remote_pipeline
 from tests.test_skill_agent import ask
 
@@ -415,7 +415,7 @@ def test_debug_shows_the_traceback(capsys) -> None:
 
 def test_an_agentcade_error_inside_an_exception_group_is_its_own_line_and_exit_1(capsys) -> None:
     from agentcade.cli import FAILED, failed
-    from agentcade.errors import GameRemoteError
+    from agentcade.core.errors import GameRemoteError
 
     error = GameRemoteError("network", "connecting to http://x/: refused")
     assert failed("chat", ExceptionGroup("trio", [error])) == FAILED
@@ -429,7 +429,7 @@ def test_a_record_made_in_a_worker_thread_reaches_the_sinks_from_the_loops_threa
     """Sync tools run in worker threads; sinks (the live page's trio channel) may not."""
     import threading
 
-    from agentcade.trace import Trace
+    from agentcade.core.trace import Trace
 
     seen: list[tuple[str, int]] = []
     trace = Trace(lambda rec: seen.append((rec["type"], threading.get_ident())))
@@ -443,7 +443,7 @@ def test_a_record_made_in_a_worker_thread_reaches_the_sinks_from_the_loops_threa
 
 def test_a_sink_that_raises_is_dropped_and_the_others_still_get_records() -> None:
     """Item 3: a failing sink never fails the code that made the record."""
-    from agentcade.trace import Trace
+    from agentcade.core.trace import Trace
 
     def broken(rec: dict[str, Any]) -> None:
         raise OSError(28, "No space left on device")

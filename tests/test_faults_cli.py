@@ -15,8 +15,8 @@ import pytest
 import trio
 
 from agentcade.a2a.client import A2AClient
-from agentcade.protocol import GameInput, GameReply
-from tests.fake_openai import FakeOpenAI, Hang, serve_fake_openai
+from agentcade.core.protocol import GameInput, GameReply
+from agentcade.testing.fake_openai import FakeOpenAI, Hang, serve_fake_openai
 from tests.processes import AgentcadeProcess, run_agentcade
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
@@ -275,7 +275,7 @@ class Storm:
 
 def storm_model(fake: FakeOpenAI) -> None:
     """The main model fails in turn: hangs, 500, garbage, Retry-After 60, 600 characters."""
-    from tests.fake_openai import Fail, Garbage, Reply
+    from agentcade.testing.fake_openai import Fail, Garbage, Reply
 
     faults = [
         Hang(), Fail(500, headers=(("x-should-retry", "false"),)), Garbage(b"<html>"),

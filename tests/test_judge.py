@@ -1,4 +1,4 @@
-"""Tolerant answer judging (agentcade.judge).
+"""Tolerant answer judging (agentcade.core.judge).
 
 The big table lives in tests/data/judge_cases.tsv: one row per (answer, utterance) with
 the expected verdict and the rule it exercises. Every rule has accepted and rejected rows.
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcade import judge
-from agentcade.judge import fuzzy_syllable, is_match, normalize, parse_number
+from agentcade.core import judge
+from agentcade.core.judge import fuzzy_syllable, is_match, normalize, parse_number
 
 _TABLE = Path(__file__).parent / "data" / "judge_cases.tsv"
 _SPECIAL = {"<empty>": "", "<spaces>": "   "}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import yaml
 
-from games.draw_guess.drawings import ANIMALS
+from agentcade.games.draw_guess.drawings import ANIMALS
 from tests.heldout import HELDOUT, load, score
 
 CASES = load()

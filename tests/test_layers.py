@@ -1,7 +1,7 @@
 """The layers hold: every import in ``agentcade/`` and ``games/`` follows the layer table.
 
-The table is written twice, here and in ``docs/internals.md`` (a test keeps them equal);
-the public game API is written here and in the guide (a test keeps them equal too).
+The table is written once, in ``docs/internals.md``, and read from there; the public game
+API is written here and in the guide (a test keeps them equal).
 Imports are read from the AST, including imports inside functions, so a lazy import
 cannot hide an arrow the table forbids.
 """
@@ -19,54 +19,28 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+INTERNALS = ROOT / "docs" / "internals.md"
+
+
+def read_layer_table(text: str) -> list[tuple[str, tuple[str, ...], frozenset[str]]]:
+    """The layer table between the ``layers`` markers of ``docs/internals.md``.
+
+    One row per layer, lowest first: ``| layer | `module`, ... | layer, ... |``. The table is
+    written once, there; this test reads it, so the documentation is the rule.
+    """
+    block = text.split("<!-- layers:begin -->", 1)[1].split("<!-- layers:end -->", 1)[0]
+    rows = [line for line in block.strip().splitlines()[2:] if line.startswith("|")]
+    table = []
+    for row in rows:
+        layer, modules, may = (cell.strip() for cell in row.strip("|").split("|"))
+        table.append(
+            (layer, tuple(re.findall(r"`([^`]+)`", modules)), frozenset(m.strip() for m in may.split(",")))
+        )
+    return table
+
+
 # (layer, module prefixes, layers it may import). Order: lowest first.
-LAYERS: list[tuple[str, tuple[str, ...], frozenset[str]]] = [
-    (
-        "core",
-        (
-            "agentcade",
-            "agentcade.errors",
-            "agentcade.protocol",
-            "agentcade.speech",
-            "agentcade.allowlist",
-            "agentcade.vector",
-            "agentcade.judge",
-            "agentcade.skill",
-            "agentcade.tools",
-            "agentcade.settings",
-            "agentcade.trace",
-        ),
-        frozenset({"core"}),
-    ),
-    ("device", ("agentcade.device", "agentcade.effects"), frozenset({"core", "device"})),
-    ("voice", ("agentcade.voice",), frozenset({"core", "device", "voice"})),
-    ("model", ("agentcade.llm",), frozenset({"core", "model"})),
-    ("a2a", ("agentcade.a2a",), frozenset({"core", "a2a"})),
-    (
-        "game",
-        ("agentcade.game", "agentcade.skill_agent"),
-        frozenset({"core", "device", "model", "game"}),
-    ),
-    ("main", ("agentcade.main",), frozenset({"core", "device", "model", "game", "main"})),
-    (
-        "wiring",
-        ("agentcade.wiring",),
-        frozenset({"core", "device", "voice", "model", "a2a", "game", "main", "wiring"}),
-    ),
-    (
-        "app",
-        (
-            "agentcade.__main__",
-            "agentcade.cli",
-            "agentcade.commands",
-            "agentcade.check",
-            "agentcade.catalog",
-            "agentcade.web",
-            "agentcade.app",
-        ),
-        frozenset({"core", "device", "voice", "model", "a2a", "game", "main", "wiring", "app"}),
-    ),
-]
+LAYERS = read_layer_table(INTERNALS.read_text(encoding="utf-8"))
 
 # What a game may import from agentcade: module -> names (None: the whole module).
 PUBLIC_GAME_API: dict[str, frozenset[str] | None] = {
@@ -220,11 +194,11 @@ def test_a_planted_import_from_game_to_a2a_fails(tree_copy: Path) -> None:
 
 
 def test_a_planted_core_import_of_the_device_layer_fails(tree_copy: Path) -> None:
-    skill = tree_copy / "agentcade" / "skill.py"
+    skill = tree_copy / "agentcade" / "core" / "skill.py"
     skill.write_text(skill.read_text(encoding="utf-8") + "\nfrom agentcade.device import validate\n", encoding="utf-8")
     problems = layering_violations(tree_copy)
     assert len(problems) == 1
-    assert "agentcade.skill (core) imports agentcade.device.validate (device)" in problems[0]
+    assert "agentcade.core.skill (core) imports agentcade.device.validate (device)" in problems[0]
 
 
 def test_a_game_importing_an_internal_module_fails(tree_copy: Path) -> None:
@@ -235,17 +209,13 @@ def test_a_game_importing_an_internal_module_fails(tree_copy: Path) -> None:
     assert "agentcade.game.turn is not public game API" in problems[0]
 
 
-def test_the_layer_table_in_internals_md_is_the_one_enforced() -> None:
-    text = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
-    block = text.split("<!-- layers:begin -->", 1)[1].split("<!-- layers:end -->", 1)[0]
-    rows = [line for line in block.strip().splitlines()[2:] if line.startswith("|")]
-    documented = []
-    for row in rows:
-        layer, modules, may = (cell.strip() for cell in row.strip("|").split("|"))
-        documented.append(
-            (layer, tuple(re.findall(r"`([^`]+)`", modules)), frozenset(m.strip() for m in may.split(",")))
-        )
-    assert documented == LAYERS
+def test_the_layer_table_names_every_layer_it_allows() -> None:
+    names = [layer for layer, _, _ in LAYERS]
+    assert len(names) == len(set(names))
+    assert "core" in names
+    for layer, _, may in LAYERS:
+        assert layer in may, layer
+        assert may <= set(names), layer
 
 
 def test_the_public_game_api_in_the_guide_is_the_one_enforced() -> None:
@@ -290,6 +260,95 @@ def test_the_pure_core_imports_no_io_library() -> None:
 
 
 def test_a_planted_trio_import_in_the_core_fails(tree_copy: Path) -> None:
-    judge = tree_copy / "agentcade" / "judge.py"
+    judge = tree_copy / "agentcade" / "core" / "judge.py"
     judge.write_text(judge.read_text(encoding="utf-8") + "\n\ndef f() -> None:\n    import trio\n", encoding="utf-8")
     assert [p.split(": ", 1)[1] for p in core_io_imports(tree_copy)] == ["imports trio"]
+
+
+# --- import cycles between files ---------------------------------------------------------
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    """Lines inside ``if TYPE_CHECKING:`` blocks: imports for the type checker only."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                for sub in ast.walk(child):
+                    if hasattr(sub, "lineno"):
+                        lines.add(sub.lineno)
+    return lines
+
+
+def file_of(module: str, root: Path) -> Path | None:
+    as_path = root.joinpath(*module.split("."))
+    for candidate in (as_path.with_suffix(".py"), as_path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def import_graph(root: Path) -> dict[Path, set[Path]]:
+    """File -> the files it imports (imports inside functions too; not TYPE_CHECKING ones)."""
+    graph: dict[Path, set[Path]] = {}
+    for path in sorted((root / "agentcade").rglob("*.py")):
+        skip = _type_checking_lines(ast.parse(path.read_text(encoding="utf-8")))
+        edges = graph.setdefault(path, set())
+        for imp in imports_of(path, root):
+            if imp.line in skip:
+                continue
+            for target in targets(imp, root):
+                found = file_of(target, root)
+                if found is not None and found != path:
+                    edges.add(found)
+    return graph
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """Every group of files that import each other, directly or round about (Tarjan)."""
+    graph = import_graph(root)
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    on_stack: set[Path] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: Path) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(str(m.relative_to(root)) for m in group))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
+def test_no_two_files_import_each_other() -> None:
+    assert import_cycles(ROOT) == []
+
+
+def test_a_planted_lazy_import_cycle_fails(tree_copy: Path) -> None:
+    validate = tree_copy / "agentcade" / "device" / "validate.py"
+    validate.write_text(
+        validate.read_text(encoding="utf-8")
+        + "\n\ndef _lazy() -> None:\n    from agentcade.device.proxy import RobotProxy  # noqa: F401\n",
+        encoding="utf-8",
+    )
+    assert import_cycles(tree_copy) == [["agentcade/device/proxy.py", "agentcade/device/validate.py"]]

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import trio
 
-from agentcade.judge import parse_number
+from agentcade.core.judge import parse_number
+from agentcade.core.settings import LLMSettings
 from agentcade.llm import (
     MAX_TOOL_CALLS,
     ModelError,
@@ -20,8 +21,7 @@ from agentcade.llm import (
     make_model,
     offline_notice,
 )
-from agentcade.settings import LLMSettings
-from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
+from agentcade.testing.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
 
 SECRET = "sk-fake-secret"  # FakeOpenAI.settings() uses it
 MESSAGES = [{"role": "system", "content": "你是主持人"}, {"role": "user", "content": "你好"}]

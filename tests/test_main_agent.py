@@ -19,9 +19,9 @@ import trio
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
-from agentcade.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.core.protocol import GameInput, GameReply
 from agentcade.device.robots import ConsoleRobot, Robot
-from agentcade.device.sim import open_sim_robot
 from agentcade.game.loader import builtin_games_dir
 from agentcade.llm import ChatModel, OpenAIChatModel
 from agentcade.main.agent import (
@@ -33,12 +33,12 @@ from agentcade.main.agent import (
     OfflineMainModel,
 )
 from agentcade.main.registry import GameRegistry
-from agentcade.protocol import GameInput, GameReply
+from agentcade.testing.fake_openai import FakeOpenAI, Reply, serve_fake_openai
+from agentcade.testing.sim import open_sim_robot
+from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.remote import open_remote_game
 from tests.a2a_peers import FakeSkill
-from tests.fake_openai import FakeOpenAI, Reply, serve_fake_openai
-from tests.sim_device import Records, recording_trace
 
 GAMES = Path(__file__).parent / "data" / "games"
 PROBE_CLOSED = "closed_count"
@@ -511,7 +511,7 @@ async def test_a_main_agent_reply_over_500_characters_is_clipped(nursery, offlin
 
 async def test_with_the_main_model_down_games_still_start_forward_and_end(nursery, offline_games) -> None:
     """Issue 12 item 12: the code router carries on when the main model fails."""
-    from tests.fake_openai import Fail
+    from agentcade.testing.fake_openai import Fail
 
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
     main.default = Fail(500)

@@ -11,13 +11,13 @@ import io
 import pytest
 import trio
 
-from agentcade.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.core.protocol import GameReply
+from agentcade.core.vector import Stroke, encode_vector
 from agentcade.device.robots import ConsoleRobot, DeviceError
-from agentcade.device.sim import open_sim_robot
 from agentcade.main.output import JOB_WAIT_LIMIT, OutputQueue, reset_directives
-from agentcade.protocol import GameReply
-from agentcade.vector import Stroke, encode_vector
-from tests.sim_device import Game, TimedRobot, d, recording_trace
+from agentcade.testing.sim import open_sim_robot
+from agentcade.testing.timed_robot import Game, TimedRobot, d, recording_trace
 
 STAR = encode_vector(
     [Stroke([(206, 60), (250, 350), (60, 160), (350, 160), (160, 350), (206, 60)])]

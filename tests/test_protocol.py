@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from agentcade.protocol import (
+from agentcade.core.protocol import (
     CURRENT,
     MAX_TEXT,
     PREVIOUS,

@@ -1,7 +1,7 @@
 """Robots: the console robot, and the simulated device driven through the REAL SDK.
 
 The sim tests connect ``watcherobot.desktop_session.DesktopRobotSession`` +
-``watcherobot.robot.WatcheRobot`` to :class:`~agentcade.device.sim.SimDevice` over a
+``watcherobot.robot.WatcheRobot`` to :class:`~agentcade.testing.sim.SimDevice` over a
 loopback socket, so they run in real time (the SDK has its own threads and asyncio loop).
 """
 
@@ -15,9 +15,11 @@ import pytest
 import trio
 from watcherobot.job import JobState
 
-from agentcade.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
+from agentcade.core.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
+from agentcade.core.protocol import Directive
+from agentcade.core.vector import Stroke, decode_vector, encode_vector
 from agentcade.device.robots import ConsoleRobot, DeviceError, SdkRobot
-from agentcade.device.sim import (
+from agentcade.testing.sim import (
     SIM_ANIMATIONS,
     SIM_CAPABILITIES,
     SimDevice,
@@ -26,9 +28,7 @@ from agentcade.device.sim import (
     ascii_raster,
     open_sim_robot,
 )
-from agentcade.protocol import Directive
-from agentcade.vector import Stroke, decode_vector, encode_vector
-from tests.sim_device import d, recording_trace
+from agentcade.testing.timed_robot import d, recording_trace
 
 # robot-sdk.md §2's worked example: a horizontal bar and a bent stroke.
 SDK_EXAMPLE = "0102040200640064012c0064080300ce003200ce00c800fa00fa"
@@ -328,8 +328,8 @@ async def test_device_info_is_empty_when_ready_is_not_answered() -> None:
 
 
 async def test_open_robot_kinds(monkeypatch) -> None:
-    from agentcade.device.robots import open_robot
-    from tests.sim_device import recording_trace
+    from agentcade.testing.timed_robot import recording_trace
+    from agentcade.wiring.robot import open_robot
 
     trace, records = recording_trace()
     out = io.StringIO()
@@ -406,7 +406,7 @@ async def test_the_control_port_answers_like_the_daemon(daemon) -> None:
 
 
 async def test_before_use_one_line_says_the_robot_is_online(daemon) -> None:
-    from agentcade.device.robots import open_robot
+    from agentcade.wiring.robot import open_robot
 
     notices: list[str] = []
     async with open_robot(daemon.url, notice=lines_of(notices), out=io.StringIO()) as robot:
@@ -416,7 +416,7 @@ async def test_before_use_one_line_says_the_robot_is_online(daemon) -> None:
 
 
 async def test_an_application_holding_the_robot_is_refused_before_connecting(daemon) -> None:
-    from agentcade.device.robots import open_robot
+    from agentcade.wiring.robot import open_robot
 
     daemon.holder = "com.example.other"
     with pytest.raises(DeviceError) as info:
@@ -429,7 +429,7 @@ async def test_an_application_holding_the_robot_is_refused_before_connecting(dae
 
 
 async def test_a_robot_not_online_yet_is_used_away_and_comes_back(daemon) -> None:
-    from agentcade.device.robots import open_robot
+    from agentcade.wiring.robot import open_robot
 
     daemon.drop_device()
     notices: list[str] = []
@@ -450,9 +450,9 @@ async def test_a_robot_not_online_yet_is_used_away_and_comes_back(daemon) -> Non
 
 
 async def output_queue_plays(robot, directives, trace) -> None:
+    from agentcade.core.protocol import GameReply
     from agentcade.main.output import OutputQueue
-    from agentcade.protocol import GameReply
-    from tests.sim_device import Game
+    from agentcade.testing.timed_robot import Game
 
     async with trio.open_nursery() as nursery:
         queue = OutputQueue(robot, trace=trace, job_wait_limit=5)
@@ -464,7 +464,7 @@ async def output_queue_plays(robot, directives, trace) -> None:
 
 async def test_directives_while_the_device_is_away_are_skipped_at_once(daemon) -> None:
     """Measured before: 7 directives cost 35 s with no robot (a command timeout each)."""
-    from agentcade.device.robots import open_robot
+    from agentcade.wiring.robot import open_robot
 
     daemon.drop_device()
     trace, records = recording_trace()
@@ -599,7 +599,8 @@ async def test_close_takes_under_3_s_when_the_robot_vanished(how: str) -> None:
 
 
 async def test_leaving_while_reconnecting_is_quick_and_leaks_no_session(daemon) -> None:
-    from agentcade.device.robots import CLOSE_BUDGET, open_robot
+    from agentcade.device.robots import CLOSE_BUDGET
+    from agentcade.wiring.robot import open_robot
 
     async with open_robot(daemon.url, notice=None, out=io.StringIO()) as robot:
         daemon.close_sockets(refuse=True)

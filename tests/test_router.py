@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 import pytest
 
+from agentcade.core.skill import Skill
 from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.router import games_text, greeting, route
-from agentcade.skill import Skill
 
 CASES = Path(__file__).parent / "data" / "routing_cases.tsv"
 ANSWERS = {"guess", "asr-guess", "question", "solution", "hint", "give-up", "next"}

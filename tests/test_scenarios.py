@@ -71,7 +71,7 @@ def test_a_made_up_verdict_counts_and_fails(probe, capsys, monkeypatch) -> None:
         turn.reply("你猜对了！")
         return {}
 
-    monkeypatch.setattr("agentcade.skill_agent.SkillAgent.on_message", verdict)
+    monkeypatch.setattr("agentcade.game.skill_agent.SkillAgent.on_message", verdict)
     write(probe, "scenarios:\n  - name: 闲聊\n    steps:\n      - start: 玩\n      - say: 你好\n        judged: false\n")
     assert main(["test", str(probe)]) == 1
     assert "编造的判定 1" in capsys.readouterr().out

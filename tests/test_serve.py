@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from agentcade.a2a.client import A2AClient
-from agentcade.protocol import GameInput
+from agentcade.core.protocol import GameInput
 from agentcade.wiring.serve import public_url
 from tests.processes import offline_env
 

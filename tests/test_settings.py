@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentcade.settings import (
+from agentcade.core.settings import (
     LLM_KEYS,
     SETTINGS_YAML_HEADER,
     AgentSettings,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcade.allowlist import KNOWN_CAPABILITIES
-from agentcade.skill import RULES, Skill, SkillError, SkillProblem, check_skill
+from agentcade.core.allowlist import KNOWN_CAPABILITIES
+from agentcade.core.skill import RULES, Skill, SkillError, SkillProblem, check_skill
 
 RIDDLE = Path(__file__).parent / "data" / "skills" / "riddle" / "SKILL.md"
 

@@ -10,19 +10,19 @@ from typing import Any
 import pytest
 import trio
 
+from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.trace import Trace
 from agentcade.game.host import INTERRUPTED, NO_SESSION, TOO_MANY, GameHost
 from agentcade.game.loader import LoadedGame, load_game
-from agentcade.llm.client import MAX_TOKENS
-from agentcade.protocol import GameInput, GameReply
-from agentcade.skill_agent import (
+from agentcade.game.skill_agent import (
     COMMON_PROMPT,
     CONTINUE_LINES,
     FALLBACK_LINES,
     MAX_TOOL_CALLS,
     MEMORY_ROUNDS,
 )
-from agentcade.trace import Trace
-from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply
+from agentcade.llm.client import MAX_TOKENS
+from agentcade.testing.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
 NO_RETRY = (("x-should-retry", "false"),)

@@ -1,12 +1,12 @@
-"""Speech hygiene and sentence cutting (agentcade.speech), and asking for help (judge)."""
+"""Speech hygiene and sentence cutting (agentcade.core.speech), and asking for help (judge)."""
 
 from __future__ import annotations
 
 import pytest
 
+from agentcade.core.judge import help_request
+from agentcade.core.speech import SentenceSplitter, speakable
 from agentcade.game.turn import Turn
-from agentcade.judge import help_request
-from agentcade.speech import SentenceSplitter, speakable
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ import pytest
 import trio
 
 from agentcade.a2a.client import A2AClient, GameRemoteError
+from agentcade.core.protocol import GameInput
 from agentcade.game.host import NO_SESSION
-from agentcade.protocol import GameInput
 from tests.a2a_peers import free_port
 from tests.needs import need_program
 from tests.processes import AgentcadeProcess, offline_env

@@ -10,8 +10,8 @@ import pytest
 import trio
 from pydantic import Field
 
-from agentcade.errors import GameCodeError
-from agentcade.tools import BUILTIN_TOOL_NAMES, Tool, ToolDefinitionError, collect_tools, tool
+from agentcade.core.errors import GameCodeError
+from agentcade.core.tools import BUILTIN_TOOL_NAMES, Tool, ToolDefinitionError, collect_tools, tool
 
 if TYPE_CHECKING:  # only for annotations: tools must not need these at run time
     from trio.testing import MockClock

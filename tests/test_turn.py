@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from agentcade.core.protocol import MAX_TEXT, GameReply
 from agentcade.game.turn import Turn
-from agentcade.protocol import MAX_TEXT, GameReply
 
 
 async def _nowhere(reply: GameReply, final: bool) -> None:

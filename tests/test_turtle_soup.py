@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import trio
 
+from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.settings import LLMSettings
 from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
-from agentcade.protocol import GameInput, GameReply
-from agentcade.settings import LLMSettings
-from agentcade.skill_agent import COMMON_PROMPT
-from tests.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply
+from agentcade.game.skill_agent import COMMON_PROMPT
+from agentcade.testing.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply
 from tests.game_helpers import tool_results, user_events
 
 GAME_DIR = Path(__file__).resolve().parent.parent / "games" / "turtle_soup"

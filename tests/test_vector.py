@@ -1,4 +1,4 @@
-"""``agentcade.vector`` against the robot SDK's own ``custom_vector_path`` validator."""
+"""``agentcade.core.vector`` against the robot SDK's own ``custom_vector_path`` validator."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 import pytest
 from watcherobot.robot import ExpressionRuntimeDomain, _expression_custom_vector_path
 
-from agentcade.vector import (
+from agentcade.core.vector import (
     MAX_COORD,
     MAX_POINTS,
     MAX_STROKE_POINTS,

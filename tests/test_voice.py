@@ -15,8 +15,9 @@ import pytest
 import trio
 from pydantic import SecretStr
 
-from agentcade.errors import VoiceError
-from agentcade.settings import SettingsError
+from agentcade.core.errors import VoiceError
+from agentcade.core.settings import SettingsError
+from agentcade.testing.fake_openai import FakeOpenAI
 from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
@@ -29,7 +30,6 @@ from agentcade.voice.tts import (
     make_synthesizer,
 )
 from agentcade.voice.vad import LoudnessDetector, VadConfig
-from tests.fake_openai import FakeOpenAI
 from tests.needs import need_program
 
 FRAME = 1920  # 60 ms at 16 kHz

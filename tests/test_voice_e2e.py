@@ -19,17 +19,17 @@ from pathlib import Path
 import pytest
 import trio
 
-from agentcade.device.sim import SimDevice, open_sim_robot
+from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import MainAgent, OfflineMainModel
-from agentcade.trace import Trace
+from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer, Synthesizer
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.voice import VoiceLoop, running, say_into_microphone
 from tests.needs import need_program
-from tests.sim_device import Records, recording_trace
 
 SPEED = 4.0
 

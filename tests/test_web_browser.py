@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import trio
 
-from agentcade.settings import read_dotenv
+from agentcade.core.settings import read_dotenv
 from tests.browser import in_browser, shoot
 from tests.processes import AgentcadeProcess, offline_env
 
@@ -37,7 +37,7 @@ settings:
 """
 
 CONFIG_PY = """\
-from agentcade.settings import AgentSettings
+from agentcade.core.settings import AgentSettings
 
 
 class Settings(AgentSettings):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcade.settings import (
+from agentcade.core.settings import (
     LLM_SPECS,
     AgentSettings,
     LLMSettings,
@@ -158,7 +158,7 @@ def test_write_dotenv_creates_the_folder_and_a_private_file(tmp_path: Path) -> N
 
 
 def test_the_voice_form_is_made_from_the_voice_settings_yaml() -> None:
-    from agentcade.settings import load_settings_spec
+    from agentcade.core.settings import load_settings_spec
     from agentcade.web.app import VOICE_SETTINGS
 
     sec = section("voice", "语音", load_settings_spec(VOICE_SETTINGS), saved={"TTS_PROVIDER": "openai"},
@@ -175,8 +175,8 @@ def test_the_voice_form_is_made_from_the_voice_settings_yaml() -> None:
 
 
 def test_a_builtin_games_form_is_made_from_its_settings_yaml() -> None:
+    from agentcade.core.settings import load_settings_spec
     from agentcade.game.loader import builtin_games_dir
-    from agentcade.settings import load_settings_spec
 
     specs = load_settings_spec(builtin_games_dir() / "riddle" / "settings.yaml")
     sec = section("game-riddle", "猜谜语", specs, saved={}, environ={})

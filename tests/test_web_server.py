@@ -14,12 +14,12 @@ import trio
 from trio_websocket import HandshakeError, open_websocket_url
 
 from agentcade.a2a.server import serve_a2a
-from agentcade.settings import read_dotenv
-from agentcade.trace import Trace, request_scope
+from agentcade.core.settings import read_dotenv
+from agentcade.core.trace import Trace, request_scope
+from agentcade.testing.fake_openai import FakeOpenAI, Reply
 from agentcade.web import Pages, serve_pages
 from agentcade.web.security import check_origin, check_request
 from agentcade.wiring.registry import open_registry
-from tests.fake_openai import FakeOpenAI, Reply
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
 
@@ -238,7 +238,7 @@ async def test_a_live_socket_from_another_origin_is_refused(pages: tuple[Pages, 
 async def test_a_game_reads_saved_settings_at_its_next_session_without_a_restart(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentcade.settings import user_config_dir, write_dotenv
+    from agentcade.core.settings import user_config_dir, write_dotenv
     from agentcade.wiring.games import open_local_game
 
     monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path / "home"))

@@ -38,9 +38,9 @@ from a2a.types.a2a_pb2 import (
 )
 
 from agentcade.a2a.wire import INPUT_MODES
-from agentcade.errors import CardError
-from agentcade.protocol import SUPPORTED_VERSIONS, ProtocolVersion
-from agentcade.skill import Declaration
+from agentcade.core.errors import CardError
+from agentcade.core.protocol import SUPPORTED_VERSIONS, ProtocolVersion
+from agentcade.core.skill import Declaration
 
 __all__ = [
     "CAPABILITY_PREFIX",

@@ -1,7 +1,7 @@
 """A2A 1.0 client for remote games, on trio + h11 (one HTTP/1.1 connection per request).
 
 Every failure of a remote game reaches the caller as one exception type,
-``GameRemoteError(kind, message)`` (``agentcade.errors``; ``kind`` is a ``RemoteErrorKind``)::
+``GameRemoteError(kind, message)`` (``agentcade.core.errors``; ``kind`` is a ``RemoteErrorKind``)::
 
     GameRemoteError
         kind "network"   connect/TLS/read/write failed, connection dropped mid-stream
@@ -35,11 +35,11 @@ import h11
 import trio
 
 from agentcade.a2a import wire
-from agentcade.a2a._http import H11Stream
 from agentcade.a2a.card import CardError, CardInfo, read_card
 from agentcade.a2a.sse import SSEDecoder, SSEEvent
-from agentcade.errors import GameRemoteError, ReplyCutShort
-from agentcade.protocol import GameInput, GameReply, ProtocolError, negotiate
+from agentcade.core.errors import GameRemoteError, ReplyCutShort
+from agentcade.core.protocol import GameInput, GameReply, ProtocolError, negotiate
+from agentcade.net._http import H11Stream
 
 __all__ = [
     "REPLY_TIMEOUT",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from agentcade.protocol import GameInput, ReplySink
+from agentcade.core.protocol import GameInput, ReplySink
 
 __all__ = ["GameHandler", "ReplySink", "SessionAware"]
 

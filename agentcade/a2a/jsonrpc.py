@@ -43,7 +43,7 @@ from jsonrpc.exceptions import JSONRPCInvalidRequestException
 from jsonrpc.jsonrpc2 import JSONRPC20Request
 from packaging.version import InvalidVersion, Version
 
-from agentcade.errors import PeerError
+from agentcade.core.errors import PeerError
 
 __all__ = [
     "METHODS",

@@ -69,7 +69,6 @@ from a2a.utils.errors import (
 from google.protobuf.json_format import MessageToDict
 
 from agentcade.a2a import wire
-from agentcade.a2a._http import BodyTooLarge, H11Stream, PeerGone
 from agentcade.a2a.handler import GameHandler, SessionAware
 from agentcade.a2a.jsonrpc import (
     RpcCall,
@@ -82,7 +81,8 @@ from agentcade.a2a.jsonrpc import (
 )
 from agentcade.a2a.sse import encode_data, encode_ping
 from agentcade.a2a.tasks import BadPageToken, TaskRecord, TaskStore
-from agentcade.protocol import GameInput, GameReply, ProtocolError
+from agentcade.core.protocol import GameInput, GameReply, ProtocolError
+from agentcade.net._http import BodyTooLarge, H11Stream, PeerGone
 
 __all__ = ["CARD_PATH", "FAILED_TEXT", "A2AServer", "ServerLimits", "serve_a2a"]
 

@@ -30,7 +30,7 @@ from typing import Any
 import trio
 
 from agentcade.a2a import wire
-from agentcade.errors import PeerError
+from agentcade.core.errors import PeerError
 
 __all__ = [
     "FINISHED_KEPT",

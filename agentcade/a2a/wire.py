@@ -17,8 +17,8 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from agentcade.errors import UnsupportedContent
-from agentcade.protocol import (
+from agentcade.core.errors import UnsupportedContent
+from agentcade.core.protocol import (
     MAX_TEXT,
     GameInput,
     GameReply,

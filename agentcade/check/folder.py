@@ -24,12 +24,12 @@ from agentcade.check.rules import (
     CheckResult,
 )
 from agentcade.check.session import GameCalls, check_session
-from agentcade.settings import AgentSettings
-from agentcade.skill import RULES as SKILL_RULES, Skill, check_skill
-from agentcade.trace import Trace
+from agentcade.core.settings import AgentSettings
+from agentcade.core.skill import RULES as SKILL_RULES, Skill, check_skill
+from agentcade.core.trace import Trace
 
 if TYPE_CHECKING:
-    from agentcade.tools import Tool
+    from agentcade.core.tools import Tool
 
 __all__ = ["run_check"]
 
@@ -54,9 +54,9 @@ async def run_check(
 async def _check_folder(
     target: str, *, say: str, timeout: float, client: A2AClient | None  # noqa: ASYNC109
 ) -> CheckResult:
-    from agentcade.game.loader import GameLoadError, load_game, resolve_game
-    from agentcade.settings import SettingsError
-    from agentcade.tools import BUILTIN_TOOL_NAMES, ToolDefinitionError, collect_tools
+    from agentcade.core.settings import SettingsError
+    from agentcade.core.tools import BUILTIN_TOOL_NAMES, ToolDefinitionError, collect_tools
+    from agentcade.game.loader import GameLoadError, is_builtin_folder, load_game, resolve_game
     from agentcade.wiring.games import open_local_game
     from agentcade.wiring.serve import serve_game
 
@@ -66,7 +66,7 @@ async def _check_folder(
     except GameLoadError as exc:
         result.problem("GAME-LOAD", str(exc), "give the path of a game folder (with SKILL.md and agent.py)")
         return result
-    builtin = path.parent.name == "games"  # the same rule as open_local_game
+    builtin = is_builtin_folder(path)  # the same rule as open_local_game
     _check_env_example(result, path)
 
     skill_ok, declared = _check_skill_file(result, path, expect_id=path.name if builtin else None)
@@ -196,7 +196,7 @@ def _check_blocking(result: CheckResult, agent_cls: type, tools: Iterable[Tool])
 def _check_settings_declared(result: CheckResult, folder: Path, config_cls: type[AgentSettings]) -> None:
     """A field of config.py that settings.yaml does not list is still read, but nobody
     learns it exists: no description, no default, nothing in a generated .env example."""
-    from agentcade.settings import LLM_KEYS, SettingsError, load_settings_spec
+    from agentcade.core.settings import LLM_KEYS, SettingsError, load_settings_spec
 
     spec = folder / "settings.yaml"
     try:
@@ -219,7 +219,7 @@ def _check_env_example(result: CheckResult, folder: Path) -> None:
     """``.env.example`` is what ``agentcade env-example`` writes from settings.yaml now:
     whoever runs the game copies it to ``.env``, so a missing key there is a setting
     nobody knows to fill in."""
-    from agentcade.settings import SettingsError, env_example, read_dotenv
+    from agentcade.core.settings import SettingsError, env_example, read_dotenv
 
     fix = f"run: agentcade env-example {folder}"
     try:
@@ -238,7 +238,7 @@ def _check_env_example(result: CheckResult, folder: Path) -> None:
         result.problem("SETTINGS-ENV-EXAMPLE", f".env.example cannot be read: {exc}", fix)
         return
     if found.replace("\r\n", "\n") != expected:
-        from agentcade.settings import env_example_specs
+        from agentcade.core.settings import env_example_specs
 
         wanted = [spec.key for spec in env_example_specs(folder)]
         missing = [k for k in wanted if k not in keys]

@@ -1,4 +1,4 @@
-"""The game id rules ``check`` shares with ``catalog`` (one home: ``agentcade.catalog.id_problems``).
+"""The game id rules ``check`` shares with ``catalog`` (one home: ``agentcade.check.catalog.id_problems``).
 
 A game whose id is a built-in game's (``CATALOG-ID-BUILTIN``) or another catalog game's
 (``CATALOG-ID-DUPLICATE``) would replace that game on the robot, and ``catalog`` rejects
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcade.catalog import Catalog, builtin_ids, id_problems, load_catalog
+from agentcade.check.catalog import Catalog, builtin_ids, id_problems, load_catalog
 from agentcade.check.rules import CheckResult
 
 __all__ = ["ID_RULES", "check_id"]

@@ -11,8 +11,8 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from agentcade.a2a.card import CardInfo
-from agentcade.protocol import DEFAULT_START
-from agentcade.skill import RULES as SKILL_RULES, Skill
+from agentcade.core.protocol import DEFAULT_START
+from agentcade.core.skill import RULES as SKILL_RULES, Skill
 
 __all__ = [
     "DEFAULT_SAY",

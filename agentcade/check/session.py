@@ -18,7 +18,6 @@ import trio
 
 from agentcade.a2a.card import CardInfo, endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
-from agentcade.allowlist import KNOWN_CAPABILITIES
 from agentcade.check.ids import ID_RULES, check_id
 from agentcade.check.rules import (
     _SESSION_RULES,
@@ -28,9 +27,9 @@ from agentcade.check.rules import (
     FIRST_REPLY_SLOW,
     CheckResult,
 )
-from agentcade.device.validate import validate_directive
-from agentcade.errors import DirectiveError, DirectiveErrorKind, RemoteErrorKind, ReplyCutShort
-from agentcade.protocol import (
+from agentcade.core.allowlist import KNOWN_CAPABILITIES
+from agentcade.core.errors import DirectiveError, DirectiveErrorKind, RemoteErrorKind, ReplyCutShort
+from agentcade.core.protocol import (
     SUPPORTED_VERSIONS,
     GameInput,
     GameReply,
@@ -39,6 +38,7 @@ from agentcade.protocol import (
     sunset_of,
     unknown_fields,
 )
+from agentcade.device.validate import validate_directive
 
 __all__ = ["GameCalls", "check_session"]
 

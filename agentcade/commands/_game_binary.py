@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agentcade import __version__
 from agentcade.commands import serve
-from agentcade.skill import Skill, SkillError
+from agentcade.core.skill import Skill, SkillError
 
 __all__ = ["BUNDLED_GAMES", "bundled_game", "main"]
 

@@ -14,9 +14,9 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
+from agentcade.core.trace import Trace
 from agentcade.main.agent import MainAgent
 from agentcade.main.registry import GameRegistry
-from agentcade.trace import Trace
 from agentcade.web import DEFAULT_PORT, Pages, PagesError, serve_pages
 from agentcade.wiring.pipeline import follow_model_settings
 

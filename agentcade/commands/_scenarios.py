@@ -40,12 +40,12 @@ from typing import Any, Literal
 
 import yaml
 
-from agentcade.errors import InputError
+from agentcade.core.errors import InputError
+from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.trace import Trace
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame
-from agentcade.protocol import GameInput, GameReply
-from agentcade.skill_agent import SkillAgent, has_verdict
-from agentcade.trace import Trace
+from agentcade.game.skill_agent import SkillAgent, has_verdict
 
 __all__ = ["SCENARIO_FILE", "Run", "Scenario", "load_scenarios", "play_scenario"]
 

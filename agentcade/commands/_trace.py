@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agentcade.trace import JsonLinesSink, Sink, Trace
+from agentcade.core.trace import JsonLinesSink, Sink, Trace
 
 
 def add_trace_options(p: argparse.ArgumentParser, what: str) -> None:

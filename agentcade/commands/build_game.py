@@ -44,7 +44,7 @@ from agentcade.commands._bundle import (
     source_imports,
 )
 from agentcade.commands._game_binary import BUNDLED_GAMES
-from agentcade.errors import GameLoadError, InputError
+from agentcade.core.errors import GameLoadError, InputError
 from agentcade.game.loader import load_game
 
 CANNOT_BUILD = 2

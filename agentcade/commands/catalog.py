@@ -3,7 +3,7 @@
 Validates the schema, unique ids, no clash with built-in games, https URLs and the
 declaration rules (the same rule IDs as SKILL.md). ``--online`` also reads every game's
 agent card and reports entries that differ from it. Exit code 1 on any error.
-The logic lives in ``agentcade.catalog``; the schema is documented in ``docs/catalog.md``.
+The logic lives in ``agentcade.check.catalog``; the schema is documented in ``docs/catalog.md``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 
 import trio
 
-from agentcade.catalog import check_catalog, check_online, load_catalog
+from agentcade.check.catalog import check_catalog, check_online, load_catalog
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -29,14 +29,14 @@ from typing import Any
 import trio
 
 from agentcade.commands._trace import add_trace_options, trace_from_args
-from agentcade.errors import PeerError
+from agentcade.core.errors import PeerError
+from agentcade.core.protocol import DEFAULT_START, GameInput, GameReply
+from agentcade.core.settings import SettingsError, load_budgets
+from agentcade.core.speech import clip_input
+from agentcade.core.trace import Trace
 from agentcade.game.client import GameClient
 from agentcade.game.loader import GameLoadError
 from agentcade.llm import offline_notice
-from agentcade.protocol import DEFAULT_START, GameInput, GameReply
-from agentcade.settings import SettingsError, load_budgets
-from agentcade.speech import clip_input
-from agentcade.trace import Trace
 from agentcade.wiring.games import is_url, open_game, open_local_game
 
 

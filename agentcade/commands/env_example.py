@@ -3,7 +3,7 @@
 The guide's step after writing ``settings.yaml``: every key the game reads, its description
 as a comment and its default (secrets empty), so whoever runs the game copies it to ``.env``
 and fills in the keys. ``check`` warns (``SETTINGS-ENV-EXAMPLE``) when the file is missing
-or no longer what this command would write. The text is ``agentcade.settings.env_example``.
+or no longer what this command would write. The text is ``agentcade.core.settings.env_example``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from agentcade.core.settings import SettingsError, env_example, env_example_specs
 from agentcade.game.loader import GameLoadError, resolve_game
-from agentcade.settings import SettingsError, env_example, env_example_specs
 
 EXAMPLE_NAME = ".env.example"
 

@@ -35,12 +35,13 @@ from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._signals import Stopped, exit_code, stop_on_signals
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
-from agentcade.device.robots import DeviceError, Robot, open_robot, robot_spec_problem
+from agentcade.core.settings import SettingsError
+from agentcade.core.trace import Trace
+from agentcade.device.robots import DeviceError, Robot, robot_spec_problem
 from agentcade.game.client import GameInfo
 from agentcade.main.agent import MainAgent
-from agentcade.settings import SettingsError
-from agentcade.trace import Trace
 from agentcade.wiring.pipeline import open_pipeline
+from agentcade.wiring.robot import open_robot
 
 BAD_ROBOT = 2
 """Exit code: ``--robot`` names no robot (like argparse's usage errors)."""

@@ -34,10 +34,10 @@ import trio
 from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace
-from agentcade.device.robots import DEFAULT_DESKTOP_URL, DeviceError, SdkRobot, open_robot
-from agentcade.errors import VoiceError
-from agentcade.settings import SettingsError
-from agentcade.trace import Trace
+from agentcade.core.errors import VoiceError
+from agentcade.core.settings import SettingsError
+from agentcade.core.trace import Trace
+from agentcade.device.robots import DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
 from agentcade.voice.asr import Recognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import VoiceSettings, load_voice_settings
@@ -45,6 +45,7 @@ from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer, Synthesizer, make_synthesizer
 from agentcade.wiring.pipeline import open_pipeline
+from agentcade.wiring.robot import open_robot
 from agentcade.wiring.voice import (
     MicGate,
     VoiceLoop,

@@ -26,11 +26,11 @@ import trio
 from agentcade.commands._logging import one_line
 from agentcade.commands._pages import port_number
 from agentcade.commands._signals import stop_on_signals
+from agentcade.core.settings import SettingsError
+from agentcade.core.trace import Trace
 from agentcade.game.host import CLOSE_GRACE
 from agentcade.game.loader import GameLoadError
 from agentcade.llm import offline_notice
-from agentcade.settings import SettingsError
-from agentcade.trace import Trace
 from agentcade.wiring.games import open_local_game
 from agentcade.wiring.serve import public_url, serve_game
 

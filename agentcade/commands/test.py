@@ -18,7 +18,7 @@ from xml.sax.saxutils import escape, quoteattr
 import trio
 
 from agentcade.commands._scenarios import Run, Scenario, load_scenarios, play_scenario
-from agentcade.errors import InputError
+from agentcade.core.errors import InputError
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.llm import offline_notice
 

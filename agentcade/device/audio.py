@@ -30,8 +30,8 @@ from watcherobot.inputs import InputEvent
 from watcherobot.job import JobState
 from watcherobot.robot import WatcheRobot
 
+from agentcade.core.errors import DeviceError
 from agentcade.device.robots import SdkRobot
-from agentcade.errors import DeviceError
 
 __all__ = ["MAX_CLIP_BYTES", "PlayOutcome", "RobotAudio"]
 

@@ -3,7 +3,7 @@
 A game writes ``await self.robot.lights.set_color("#00FF00", brightness=0.8)`` exactly as
 with ``watcherobot``. Nothing reaches a robot from here: each call is checked at once
 (:func:`~agentcade.device.validate.validate_directive`: allowed, declared, arguments the SDK
-accepts, host limits) and then recorded as a :class:`~agentcade.protocol.Directive` into
+accepts, host limits) and then recorded as a :class:`~agentcade.core.protocol.Directive` into
 the sink bound for the current request. The main agent runs the directives later, in
 order, so calls return ``None`` and do not wait for the robot.
 
@@ -13,7 +13,7 @@ sees every one: a call whose capability the game did not declare is skipped (not
 recorded, the call returns ``None``, as on the robot); a call that is not open or has
 arguments the SDK or the host limits reject raises ``DirectiveError`` (``raised=True``),
 which a tool hands to the model as its error. ``tool`` is the tool or hook that made the
-call (``agentcade.trace.current_caller``).
+call (``agentcade.core.trace.current_caller``).
 
 The sink and the trace are bound by ``SkillAgent`` for the length of a request
 (``proxy.bind(sink, trace)`` / ``proxy.bind(None)``); a call outside a request raises
@@ -21,7 +21,7 @@ The sink and the trace are bound by ``SkillAgent`` for the length of a request
 
 The proxy also remembers whether the game's expression runtime owns the screen, the way
 the SDK does (``start`` takes it; ``stop``, animations, behaviours, official expressions
-and works give it back), so :mod:`agentcade.effects` knows whether to ``start`` or
+and works give it back), so :mod:`agentcade.device.effects` knows whether to ``start`` or
 ``update``.
 
 No I/O, no trio.
@@ -35,7 +35,10 @@ import weakref
 from collections.abc import Callable, Collection, Coroutine
 from typing import Any, Protocol
 
-from agentcade.allowlist import ALLOWED_CALLS
+from agentcade.core.allowlist import ALLOWED_CALLS
+from agentcade.core.errors import DirectiveErrorKind
+from agentcade.core.protocol import Directive
+from agentcade.core.trace import NULL_TRACE, Trace, current_caller
 from agentcade.device.validate import (
     DirectiveError,
     allowed_in_domain,
@@ -43,9 +46,6 @@ from agentcade.device.validate import (
     sdk_signature,
     validate_directive,
 )
-from agentcade.errors import DirectiveErrorKind
-from agentcade.protocol import Directive
-from agentcade.trace import NULL_TRACE, Trace, current_caller
 
 __all__ = ["DirectiveSink", "RobotProxy", "flush_directives"]
 
@@ -100,7 +100,7 @@ def _json_safe(call: str, where: str, value: object) -> Any:
         return out
     hint = "Pass str, int, float, bool or None"
     if type(value).__name__ == "Stroke":
-        hint = "Encode drawings with agentcade.vector.encode_vector(strokes)"
+        hint = "Encode drawings with agentcade.core.vector.encode_vector(strokes)"
     raise DirectiveError(
         "invalid",
         call,

@@ -16,8 +16,10 @@ Kinds:
 * :class:`SdkRobot`: the real robot through ``watcherobot`` (Daemon desktop socket or the
   Application environment). The SDK is blocking and thread-based (robot-sdk.md §6), so
   every call runs in a worker thread, one at a time.
-* ``SimRobot`` (:mod:`agentcade.device.sim`): an ``SdkRobot`` connected over a real socket
-  to a simulated device.
+* ``SimRobot`` (:mod:`agentcade.testing.sim`): an ``SdkRobot`` connected over a real socket
+  to a simulated device; ``--robot sim`` is wired above this layer
+  (:func:`agentcade.wiring.robot.open_robot`), so the device layer never imports the
+  simulator.
 
 Directives are expected to be validated already (``validate_directive``); the robots
 only map SDK exceptions to :class:`DeviceError`.
@@ -42,12 +44,12 @@ from watcherobot.job import Job
 from watcherobot.robot import WatcheRobot
 from websockets.exceptions import WebSocketException
 
-from agentcade.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
+from agentcade.core.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
+from agentcade.core.errors import DeviceError, DeviceErrorKind
+from agentcade.core.protocol import Directive
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.daemon import DaemonStatus, ask_daemon, ask_device, control_url_for
 from agentcade.device.validate import bind_call
-from agentcade.errors import DeviceError, DeviceErrorKind
-from agentcade.protocol import Directive
-from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = [
     "DEFAULT_DESKTOP_URL",
@@ -60,6 +62,7 @@ __all__ = [
     "Robot",
     "SdkRobot",
     "open_robot",
+    "print_notice",
 ]
 
 Outcome = Literal["completed", "failed", "cancelled", "timeout"]
@@ -727,7 +730,7 @@ async def watched(
             await robot.aclose()
 
 
-def _print_notice(line: str) -> None:
+def print_notice(line: str) -> None:
     _write(sys.stderr, f"[机器人] {line}")
 
 
@@ -752,12 +755,11 @@ async def open_robot(
     *,
     trace: Trace = NULL_TRACE,
     out: TextIO | None = None,
-    notice: Callable[[str], None] | None = _print_notice,
+    notice: Callable[[str], None] | None = print_notice,
 ) -> AsyncIterator[Robot]:
     """The robot named by ``spec``, closed on exit.
 
-    ``console``: :class:`ConsoleRobot`; ``sim``: the simulated robot over a real socket;
-    ``app``: the WatcheRobot Application environment (``WATCHER_APP_*``); a ``ws://`` or
+    ``console``: :class:`ConsoleRobot`; ``app``: the WatcheRobot Application environment (``WATCHER_APP_*``); a ``ws://`` or
     ``wss://`` URL: the Daemon's desktop socket. A ``robot_connected`` record names it.
 
     For ``app`` and URLs the Daemon is asked first (:mod:`agentcade.device.daemon`): an
@@ -778,13 +780,6 @@ async def open_robot(
             yield robot
         finally:
             await robot.aclose()
-        return
-    if spec == "sim":
-        from agentcade.device.sim import open_sim_robot
-
-        async with open_sim_robot(out=out, trace=trace, notice=notice) as sim:
-            trace.record("robot_connected", robot=sim.name, url=sim.device.url)
-            yield sim
         return
     if spec == "app" or spec.startswith(("ws://", "wss://")):
         control: Callable[[], DaemonStatus | None] | None

@@ -2,7 +2,7 @@
 
 A directive is judged in three steps, and the first failure wins:
 
-1. ``not_allowed``: the call is not in :data:`~agentcade.allowlist.ALLOWED_CALLS`.
+1. ``not_allowed``: the call is not in :data:`~agentcade.core.allowlist.ALLOWED_CALLS`.
 2. ``undeclared``: the game did not declare the capability the call needs.
 3. ``invalid``: the arguments are wrong. The SDK itself decides: the call is run on a real
    ``watcherobot.robot.WatcheRobot`` whose transport only records (no device, no sockets,
@@ -33,7 +33,7 @@ from typing import Any
 from watcherobot.job import Job
 from watcherobot.robot import WatcheRobot
 
-from agentcade.allowlist import (
+from agentcade.core.allowlist import (
     ALLOWED_CALLS,
     DURATION_RANGE,
     FRONT_PAN,
@@ -44,8 +44,8 @@ from agentcade.allowlist import (
     PAN_RANGE,
     TILT_RANGE,
 )
-from agentcade.errors import DirectiveError, DirectiveErrorKind
-from agentcade.protocol import Directive
+from agentcade.core.errors import DirectiveError, DirectiveErrorKind
+from agentcade.core.protocol import Directive
 
 __all__ = [
     "SDK_CAPABILITIES",
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 ErrorKind = DirectiveErrorKind
-"""Why a call was refused (``agentcade.errors.DirectiveErrorKind``)."""
+"""Why a call was refused (``agentcade.core.errors.DirectiveErrorKind``)."""
 
 # Every capability string in watcherobot 0.1.11 (robot-sdk.md §1): the validator robot
 # advertises all of them so the SDK's own capability checks never get in the way. Whether

@@ -19,9 +19,9 @@ from typing import Protocol
 
 import trio
 
+from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.skill import Declaration
 from agentcade.game.host import GameHost
-from agentcade.protocol import GameInput, GameReply
-from agentcade.skill import Declaration
 
 __all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream", "is_url"]
 

@@ -38,12 +38,12 @@ from typing import Literal
 
 import trio
 
-from agentcade.errors import GameCodeError
+from agentcade.core.errors import GameCodeError
+from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.speech import MAX_INPUT, clip_input
+from agentcade.core.trace import NULL_TRACE, Trace
+from agentcade.game.skill_agent import FALLBACK_LINES, SkillAgent
 from agentcade.game.turn import ReplySink
-from agentcade.protocol import GameInput, GameReply
-from agentcade.skill_agent import FALLBACK_LINES, SkillAgent
-from agentcade.speech import MAX_INPUT, clip_input
-from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = ["INTERRUPTED", "NO_SESSION", "SHUTTING_DOWN", "TOO_MANY", "GameHost"]
 

@@ -7,9 +7,12 @@ package name derived from its path, so two folders with the same id (a built-in 
 the one in development that replaces it) never collide in ``sys.modules``, and nothing
 depends on the folder being on ``sys.path``.
 
-Inside the PyInstaller executable the built-in games are data files under
-``sys._MEIPASS/games`` and load the same way; their third-party imports are bundled by the
-spec's hidden imports.
+The built-in games are imported as ``agentcade.games.<id>``, under the runtime's own
+namespace: their folders are at the top of the repository (``games/``), installed as the
+``agentcade.games`` package (a ``package-dir`` mapping in ``setup.py``), so a game author's
+own ``games`` package in the current folder can never shadow them. Inside the PyInstaller
+executable they are data files under ``sys._MEIPASS/games`` and load the same way under
+the same names; their third-party imports are bundled by the spec's hidden imports.
 """
 
 from __future__ import annotations
@@ -23,15 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from agentcade.errors import GameLoadError
-from agentcade.settings import AgentSettings, load_game_settings
-from agentcade.skill import Skill, SkillError
-from agentcade.skill_agent import SkillAgent
+from agentcade.core.errors import GameLoadError
+from agentcade.core.settings import AgentSettings, load_game_settings
+from agentcade.core.skill import Skill, SkillError
+from agentcade.game.skill_agent import SkillAgent
 
 __all__ = [
     "GameLoadError",
     "LoadedGame",
     "builtin_games_dir",
+    "is_builtin_folder",
     "list_builtin_games",
     "load_game",
     "resolve_game",
@@ -60,19 +64,26 @@ class LoadedGame:
         return self.agent_cls(settings)
 
 
+BUILTIN_PACKAGE = "agentcade.games"
+
+
 def builtin_games_dir() -> Path:
     """Where the built-in games live: inside the executable, the wheel, or the checkout."""
     frozen_root = getattr(sys, "_MEIPASS", None)
     if frozen_root is not None:
         return Path(frozen_root) / "games"
     try:
-        import games  # the built-in games package (shipped in the wheel)
-
-        if games.__file__ is not None:
-            return Path(games.__file__).parent
+        spec = importlib.util.find_spec(BUILTIN_PACKAGE)
     except ImportError:
-        pass
-    return Path(__file__).resolve().parents[2] / "games"
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[2] / "games"  # a checkout that is not installed
+
+
+def is_builtin_folder(folder: Path) -> bool:
+    """Whether ``folder`` is one of the built-in games' folders."""
+    return folder.resolve().parent == builtin_games_dir().resolve()
 
 
 def list_builtin_games() -> list[LoadedGame]:
@@ -113,7 +124,7 @@ def load_game(path: str | Path, *, builtin: bool = False) -> LoadedGame:
         skill = Skill.load(folder / "SKILL.md", expect_id=folder.name if builtin else None)
     except SkillError as exc:
         raise GameLoadError(str(exc)) from None
-    package = _import_package(folder)
+    package = _import_builtin(folder) if builtin else _import_package(folder)
     agent_path = folder / "agent.py"
     try:
         module = importlib.import_module(f"{package.__name__}.agent")
@@ -134,10 +145,31 @@ def load_game(path: str | Path, *, builtin: bool = False) -> LoadedGame:
     return LoadedGame(id=skill.id, path=folder, skill=skill, agent_cls=agent_cls, builtin=builtin)
 
 
+def _import_builtin(folder: Path) -> ModuleType:
+    """Import a built-in game as ``agentcade.games.<id>``.
+
+    ``agentcade.games`` is the installed package when there is one (wheel, editable
+    install); inside the executable, where the games are data files, it is made here as a
+    package whose path is their folder.
+    """
+    parent = sys.modules.get(BUILTIN_PACKAGE)
+    if parent is None:
+        try:
+            parent = importlib.import_module(BUILTIN_PACKAGE)
+        except ImportError:
+            parent = ModuleType(BUILTIN_PACKAGE, "The built-in games.")
+            parent.__path__ = [str(folder.parent)]
+            sys.modules[BUILTIN_PACKAGE] = parent
+    return _exec_package(f"{BUILTIN_PACKAGE}.{folder.name}", folder)
+
+
 def _import_package(folder: Path) -> ModuleType:
     """Import the folder as a package under a private name unique to its path."""
     digest = hashlib.sha1(str(folder).encode()).hexdigest()[:10]
-    name = f"agentcade_game_{folder.name}_{digest}"
+    return _exec_package(f"agentcade_game_{folder.name}_{digest}", folder)
+
+
+def _exec_package(name: str, folder: Path) -> ModuleType:
     existing = sys.modules.get(name)
     if existing is not None:
         return existing

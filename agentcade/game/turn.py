@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agentcade.protocol import CURRENT, MAX_TEXT, Directive, GameReply, ReplySink
-from agentcade.speech import SENTENCE_ENDS, as_sentence, clip_text
+from agentcade.core.protocol import CURRENT, MAX_TEXT, Directive, GameReply, ReplySink
+from agentcade.core.speech import SENTENCE_ENDS, as_sentence, clip_text
 
 __all__ = ["ReplySink", "Turn", "clip_text", "split_sentences"]
 

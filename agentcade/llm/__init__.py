@@ -13,6 +13,7 @@ Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the
 
 from __future__ import annotations
 
+from agentcade.core.settings import LLMSettings
 from agentcade.llm.base import (
     ChatModel,
     ModelError,
@@ -24,7 +25,6 @@ from agentcade.llm.base import (
 from agentcade.llm.client import OpenAIChatModel
 from agentcade.llm.offline import MAX_TOOL_CALLS, OfflineModel
 from agentcade.llm.spoken import SPEECH_KEYS, speak_results
-from agentcade.settings import LLMSettings
 
 __all__ = [
     "MAX_TOOL_CALLS",

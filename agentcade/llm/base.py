@@ -3,7 +3,7 @@
 Messages and tool schemas are in OpenAI chat-completions format. A model answers one
 request with a ``ModelReply``: text, tool calls, or both.
 
-Errors: ``ModelError`` (``agentcade.errors``) for any failure of the model: HTTP status,
+Errors: ``ModelError`` (``agentcade.core.errors``) for any failure of the model: HTTP status,
 connection, timeout, garbage body, no choices, malformed tool calls. Short message, never
 the API key.
 
@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from agentcade.errors import ModelError
+from agentcade.core.errors import ModelError
 
 __all__ = ["ChatModel", "ModelError", "ModelReply", "StreamingChatModel", "TextSink", "ToolCall"]
 

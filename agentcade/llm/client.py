@@ -24,9 +24,9 @@ import openai
 import trio
 from openai.types.chat import ChatCompletion
 
+from agentcade.core.settings import LLMSettings
 from agentcade.llm.base import ModelError, ModelReply, TextSink, ToolCall, _short
 from agentcade.llm.stream import _StreamAssembler
-from agentcade.settings import LLMSettings
 
 __all__ = ["MAX_TOKENS", "RETRY_AFTER_CAP", "OpenAIChatModel"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 
-from agentcade.judge import parse_number
+from agentcade.core.judge import parse_number
 from agentcade.llm.base import ModelReply, ToolCall
 from agentcade.llm.spoken import (
     _LINE_SORRY,

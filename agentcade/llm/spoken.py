@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentcade.speech import as_sentence, clip_text
+from agentcade.core.speech import as_sentence, clip_text
 
 __all__ = ["SPEECH_KEYS", "speak_results"]
 

@@ -16,7 +16,7 @@ itself. A game tool ends the user's turn: what the game says is the answer.
 * Errors follow the design's table: a failed request is told to the user and the agent
   carries on; a failed ``start``/``end`` clears the session, a failed ``message`` keeps it.
 
-Time budgets (``agentcade.settings.Budgets``): every line is heard within bounded time,
+Time budgets (``agentcade.core.settings.Budgets``): every line is heard within bounded time,
 however the model or a game behaves.
 
 * Patience: when nothing has been said ``budgets.patience`` seconds after a line (the
@@ -51,16 +51,16 @@ from typing import Any, Literal
 
 import trio
 
+from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.settings import Budgets
+from agentcade.core.speech import MAX_INPUT, clip_input
+from agentcade.core.trace import NULL_TRACE, Trace, current_request_id, request_scope
 from agentcade.game.client import GameClient, GameInfo, is_url
 from agentcade.game.turn import clip_text
 from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
 from agentcade.main.router import Route, find_named, games_text, route
-from agentcade.protocol import GameInput, GameReply
-from agentcade.settings import Budgets
-from agentcade.speech import MAX_INPUT, clip_input
-from agentcade.trace import NULL_TRACE, Trace, current_request_id, request_scope
 
 __all__ = ["BUSY_TEXT", "MAX_INTERMEDIATE", "REMOTE_SLOW", "WAIT_TEXT", "MainAgent", "OfflineMainModel"]
 

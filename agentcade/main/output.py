@@ -39,11 +39,11 @@ from typing import Literal, Protocol
 
 import trio
 
-from agentcade.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT, JOB_CALLS
+from agentcade.core.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT, JOB_CALLS
+from agentcade.core.protocol import Directive, GameReply
+from agentcade.core.trace import NULL_TRACE, Trace, current_request_id, request_scope
 from agentcade.device.robots import DeviceError, Robot
 from agentcade.device.validate import DirectiveError, validate_directive
-from agentcade.protocol import Directive, GameReply
-from agentcade.trace import NULL_TRACE, Trace, current_request_id, request_scope
 
 __all__ = [
     "JOB_WAIT_LIMIT",

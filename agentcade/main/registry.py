@@ -9,7 +9,7 @@ Three sources, in this order (a later one replaces an earlier one with the same 
 3. ``--game <dir|url>`` — a game in development.
 
 ``find`` recognises a game by id, name or alias, also when speech recognition got a
-character or two wrong (pinyin-tolerant matching from ``agentcade.judge``).
+character or two wrong (pinyin-tolerant matching from ``agentcade.core.judge``).
 
 Games come and go while the program runs (the settings page installs and uninstalls
 remote games, and retries a game once its missing settings are filled in): ``open``
@@ -26,8 +26,8 @@ from contextlib import AbstractAsyncContextManager
 
 import trio
 
+from agentcade.core.judge import is_match, normalize
 from agentcade.game.client import GameClient, GameInfo
-from agentcade.judge import is_match, normalize
 
 Opener = Callable[[str], AbstractAsyncContextManager[GameClient]]
 
@@ -67,7 +67,6 @@ class GameRegistry:
         if self._nursery is None:
             raise RuntimeError("the registry is not running")
         client: GameClient = await self._nursery.start(self._keep, target)
-        self.failed.pop(target, None)
         return client.info
 
     async def _keep(self, target: str, *, task_status: trio.TaskStatus[GameClient]) -> None:
@@ -77,6 +76,9 @@ class GameRegistry:
                 game_id = client.info.id
                 old = self._scopes.pop(game_id, None)
                 self._scopes[game_id] = scope
+                # In the same step as the game is offered: nobody sees it playable and
+                # "still connecting" at once (open() resumes only after start() returns).
+                self.failed.pop(target, None)
                 self.add(client)
                 if old is not None:
                     old.cancel()

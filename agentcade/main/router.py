@@ -12,7 +12,7 @@ goes to the game: the game's own prompt answers chit-chat briefly and returns to
 Safety first during a game: a guess or an answer must never end or switch it. So a
 switch needs a play cue right before another game's name ("玩海龟汤", "换成猜数字") or
 a line that is nothing but that name; misheard names (pinyin-tolerant, through
-``agentcade.judge.is_match``) count only for names of three or more characters, and the
+``agentcade.core.judge.is_match``) count only for names of three or more characters, and the
 current game's own name never switches (海龟汤's questions may well mention 海龟汤).
 
 Pure: no I/O, no trio. ``route`` is the whole decision; ``MainAgent`` acts on it.
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agentcade.judge import is_match, normalize
-from agentcade.skill import Declaration
+from agentcade.core.judge import is_match, normalize
+from agentcade.core.skill import Declaration
 
 __all__ = ["Route", "RouteKind", "find_named", "games_text", "greeting", "route"]
 

@@ -3,7 +3,7 @@
 ``Recognizer.transcribe(audio)`` takes the utterance as an async iterable of 16 kHz mono
 s16le chunks (the listener sends them as they are heard, the pre-roll first) and returns
 the final text ("" when nothing was understood). Failures raise
-:class:`~agentcade.errors.VoiceError` with a short message and no secrets; cancellation
+:class:`~agentcade.core.errors.VoiceError` with a short message and no secrets; cancellation
 is never caught.
 
 * :class:`OpenAIRecognizer` — an OpenAI-compatible ``POST /v1/audio/transcriptions``
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import openai
 
-from agentcade.errors import VoiceError
+from agentcade.core.errors import VoiceError
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings
 from agentcade.voice.pcm import to_wav

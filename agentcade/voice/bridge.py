@@ -8,7 +8,7 @@ coroutine to it and waits from trio without blocking trio. Cancellation crosses 
   at most :data:`CANCEL_GRACE` s) for it to finish its cleanup, so no provider call keeps
   running after its turn is gone;
 * asyncio -> trio: a task cancelled on the asyncio side (the loop shutting down, a
-  provider cancelling itself) reaches the trio caller as :class:`~agentcade.errors.VoiceError`.
+  provider cancelling itself) reaches the trio caller as :class:`~agentcade.core.errors.VoiceError`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from agentcade.errors import VoiceError
+from agentcade.core.errors import VoiceError
 
 __all__ = ["CANCEL_GRACE", "AsyncioBridge"]
 

@@ -17,7 +17,12 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from agentcade.settings import SettingsError, load_settings_spec, resolve_values, user_config_dir
+from agentcade.core.settings import (
+    SettingsError,
+    load_settings_spec,
+    resolve_values,
+    user_config_dir,
+)
 from agentcade.voice.vad import VadConfig
 
 __all__ = ["ASR_PROVIDERS", "SETTINGS_FILE", "TTS_PROVIDERS", "ServiceSettings", "VoiceSettings",

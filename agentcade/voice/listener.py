@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import trio
 
-from agentcade.errors import DeviceError
-from agentcade.trace import NULL_TRACE, Trace
+from agentcade.core.errors import DeviceError
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.vad import LoudnessDetector, VadConfig
 

@@ -15,7 +15,7 @@ import sys
 import wave
 from array import array
 
-from agentcade.errors import VoiceError
+from agentcade.core.errors import VoiceError
 
 __all__ = ["WavError", "read_wav", "resample", "rms", "seconds", "to_wav"]
 

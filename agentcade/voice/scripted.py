@@ -4,7 +4,7 @@ No offline Chinese ASR installs on the machines this runs on (robot-sdk.md §9),
 scenario played into the simulated microphone (``agentcade run --robot sim --say-file``,
 and the end-to-end tests) is recognised by script. It is still a check of the audio
 path: :meth:`ScriptedRecognizer.transcribe` reads the utterance the voice detector cut,
-and refuses (:class:`~agentcade.errors.VoiceError`) audio that cannot be the line — too
+and refuses (:class:`~agentcade.core.errors.VoiceError`) audio that cannot be the line — too
 little voiced audio, or far too short or long for the line's length — before it answers
 with the line.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import trio
 
-from agentcade.errors import VoiceError
+from agentcade.core.errors import VoiceError
 from agentcade.voice.pcm import rms
 from agentcade.voice.vad import VadConfig
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from agentcade.speech import SENTENCE_ENDS
+from agentcade.core.speech import SENTENCE_ENDS
 
 __all__ = ["MAX_SENTENCE", "split_sentences"]
 

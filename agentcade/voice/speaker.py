@@ -26,11 +26,11 @@ from typing import Any
 
 import trio
 
+from agentcade.core.errors import VoiceError
+from agentcade.core.protocol import Directive
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.audio import RobotAudio
 from agentcade.device.robots import SPEAKER, Outcome, SdkRobot
-from agentcade.errors import VoiceError
-from agentcade.protocol import Directive
-from agentcade.trace import NULL_TRACE, Trace
 from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import Synthesizer
 

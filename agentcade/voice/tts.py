@@ -1,7 +1,7 @@
 """Speech synthesis: one contract, three kinds of provider.
 
 ``Synthesizer.synthesize(text)`` returns the whole sentence as 24 kHz mono s16le PCM
-(what ``robot.audio.play_pcm`` takes). Failures raise :class:`~agentcade.errors.VoiceError`
+(what ``robot.audio.play_pcm`` takes). Failures raise :class:`~agentcade.core.errors.VoiceError`
 (short, no secrets); cancellation is never caught (espeak-ng is killed, an HTTP request
 abandoned, an SDK call cancelled on its loop).
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import trio
 
-from agentcade.errors import VoiceError
+from agentcade.core.errors import VoiceError
 from agentcade.voice.asr import _safe, openai_client, sdk_model_config
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings

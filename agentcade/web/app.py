@@ -1,7 +1,7 @@
 """What the pages do: each route as a method from a parsed request to a ``Response``.
 
 No sockets here (``server.py`` moves the bytes). The actions are the real ones: saving
-writes the user's ``.env`` with ``agentcade.settings.write_dotenv``; installing fetches the
+writes the user's ``.env`` with ``agentcade.core.settings.write_dotenv``; installing fetches the
 game's card with the A2A client, opens the game in the running registry and adds it to
 ``games.json``; the model test sends one real request through the ``openai`` client.
 
@@ -30,11 +30,8 @@ from pydantic import ValidationError
 
 import agentcade.voice
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
-from agentcade.catalog import Catalog, CatalogEntry, load_catalog
-from agentcade.game.loader import GameLoadError, builtin_games_dir, load_game
-from agentcade.llm import ModelError, make_model
-from agentcade.main.registry import GameRegistry
-from agentcade.settings import (
+from agentcade.check.catalog import Catalog, CatalogEntry, load_catalog
+from agentcade.core.settings import (
     LLM_KEYS,
     LLM_SPECS,
     LLMSettings,
@@ -45,7 +42,10 @@ from agentcade.settings import (
     user_config_dir,
     write_dotenv,
 )
-from agentcade.skill import Skill, SkillError
+from agentcade.core.skill import Skill, SkillError
+from agentcade.game.loader import GameLoadError, builtin_games_dir, load_game
+from agentcade.llm import ModelError, make_model
+from agentcade.main.registry import GameRegistry
 from agentcade.web.forms import Section, check_submission, section
 from agentcade.web.live import LiveLog
 from agentcade.web.pages import (

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agentcade.settings import LLM_KEYS, AgentSettings, LLMSettings, SettingsError, SettingSpec
+from agentcade.core.settings import LLM_KEYS, AgentSettings, LLMSettings, SettingsError, SettingSpec
 
 __all__ = [
     "MAX_VALUE",

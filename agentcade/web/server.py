@@ -24,10 +24,10 @@ import h11
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, wrap_server_stream
 
-from agentcade.a2a._http import BodyTooLarge, H11Stream, PeerGone
-from agentcade.errors import InputError
+from agentcade.core.errors import InputError
+from agentcade.core.trace import Trace
 from agentcade.main.registry import GameRegistry
-from agentcade.trace import Trace
+from agentcade.net._http import BodyTooLarge, H11Stream, PeerGone
 from agentcade.web.app import PagesApp, Response
 from agentcade.web.live import LiveLog
 from agentcade.web.security import TOKEN_HEADER, check_request, new_token

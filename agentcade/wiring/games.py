@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import trio
 
+from agentcade.core.settings import AgentSettings, SettingsError
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.client import GameClient, GameInfo, InProcessGameClient, is_url
 from agentcade.game.host import GameHost
-from agentcade.game.loader import LoadedGame, load_game, resolve_game
+from agentcade.game.loader import LoadedGame, is_builtin_folder, load_game, resolve_game
 from agentcade.llm import make_model
-from agentcade.settings import AgentSettings, SettingsError
-from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = ["LocalGame", "is_url", "open_game", "open_local_game"]
 
@@ -43,7 +43,7 @@ async def open_local_game(
 ) -> AsyncIterator[LocalGame]:
     """Load a game folder (or built-in id) and run its host until the block ends."""
     path = resolve_game(target)
-    game = load_game(path, builtin=path.parent.name == "games" if builtin is None else builtin)
+    game = load_game(path, builtin=is_builtin_folder(path) if builtin is None else builtin)
     settings = game.load_settings()
     if settings.llm.api_key is not None:
         trace.add_secret(settings.llm.api_key.get_secret_value())

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import trio
 
+from agentcade.core.settings import AgentSettings, Budgets, load_budgets, load_game_settings
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.robots import Robot
 from agentcade.llm import ChatModel, make_model, offline_notice
 from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
-from agentcade.settings import AgentSettings, Budgets, load_budgets, load_game_settings
-from agentcade.trace import NULL_TRACE, Trace
 from agentcade.wiring.registry import open_registry
 
 __all__ = ["follow_model_settings", "main_model", "open_pipeline"]

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import trio
 
+from agentcade.core.settings import user_config_dir
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.registry import GameRegistry
-from agentcade.settings import user_config_dir
-from agentcade.trace import NULL_TRACE, Trace
 from agentcade.wiring.games import is_url, open_game
 
 __all__ = [

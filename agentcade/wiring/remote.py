@@ -13,9 +13,9 @@ from contextlib import asynccontextmanager
 
 from agentcade.a2a.card import CardInfo, endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
+from agentcade.core.protocol import GameInput
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.client import GameInfo, ReplyStream
-from agentcade.protocol import GameInput
-from agentcade.trace import NULL_TRACE, Trace
 
 __all__ = ["RemoteGameClient", "open_remote_game"]
 

@@ -12,7 +12,7 @@ import trio
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.server import serve_a2a
-from agentcade.errors import AddressError
+from agentcade.core.errors import AddressError
 from agentcade.wiring.games import LocalGame
 
 __all__ = ["public_url", "serve_game"]

@@ -31,12 +31,12 @@ from contextlib import asynccontextmanager
 
 import trio
 
+from agentcade.core.errors import DeviceError, VoiceError
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.robots import SdkRobot
-from agentcade.device.sim_audio import SimMicrophone
-from agentcade.errors import DeviceError, VoiceError
 from agentcade.main.agent import MainAgent
 from agentcade.main.router import greeting
-from agentcade.trace import NULL_TRACE, Trace
+from agentcade.testing.sim_audio import SimMicrophone
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.listener import Heard, Listener, MicrophoneClosed
 from agentcade.voice.speaker import VoiceRobot

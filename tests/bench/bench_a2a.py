@@ -20,7 +20,7 @@ The real runtime (``python -m agentcade serve <game>`` in a subprocess: GameHost
 + the openai client behind our A2A server; the client is raw sockets, as above):
 
 4. "end" -> final with a slow model: the probe game, its model pointed at the fake OpenAI
-   server (``tests/fake_openai.py``, in this process). Per session: ``start`` (the model
+   server (``agentcade/testing/fake_openai.py``, in this process). Per session: ``start`` (the model
    answers at once), a streaming ``message`` whose model call hangs (read in the background
    to its INTERRUPTED final), and once the fake has received that model call, ``end`` on
    another connection (the end round's model call answers at once). Timed: sending ``end``
@@ -52,9 +52,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from agentcade.a2a.handler import ReplySink  # noqa: E402
-from agentcade.protocol import GameInput, GameReply  # noqa: E402
+from agentcade.core.protocol import GameInput, GameReply  # noqa: E402
+from agentcade.testing.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai  # noqa: E402
 from tests.a2a_peers import EchoHandler, echo_card, free_port  # noqa: E402
-from tests.fake_openai import FakeOpenAI, Hang, Reply, serve_fake_openai  # noqa: E402
 
 PROBE = ROOT / "tests" / "data" / "games" / "probe"
 END_TARGET_MS = 20.0

@@ -14,8 +14,8 @@ import time
 
 import trio
 
+from agentcade.core.speech import MAX_INPUT
 from agentcade.main.router import route
-from agentcade.speech import MAX_INPUT
 from agentcade.wiring.registry import open_registry
 
 LENGTHS = (50, 100, MAX_INPUT, 1000)

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from agentcade.judge import is_match, normalize, parse_number  # noqa: E402
+from agentcade.core.judge import is_match, normalize, parse_number  # noqa: E402
 from tests.heldout import load, score  # noqa: E402
 
 SAMPLE = "我猜是一只红色的小老虎吧不对是大熊猫宝宝还是长颈鹿呀嗯嗯十五个苹果"

@@ -6,7 +6,7 @@ Not a test. Run:  .venv/bin/python tests/bench/bench_turn.py [--latency 0.5] [--
 The real ``play`` pipeline (``open_pipeline``: game registry with the built-in games,
 output queue, main agent) drives a timing robot that notes when each sentence is spoken.
 Every model — the main agent's, each game's and 海龟汤's referee — is the fake OpenAI server
-(``tests/fake_openai.py``) with a fixed latency per call (``--latency``, default 500 ms)
+(``agentcade/testing/fake_openai.py``) with a fixed latency per call (``--latency``, default 500 ms)
 and, when streamed, a generation speed (``--tps`` tokens per second, one token per
 character). It answers the referee with a verdict and everything else with two spoken
 sentences (no tool calls: what needs a tool is judged in code now).
@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from agentcade.device.robots import ConsoleRobot  # noqa: E402
 from agentcade.llm import OpenAIChatModel  # noqa: E402
+from agentcade.testing.fake_openai import FakeOpenAI, Reply, serve_fake_openai  # noqa: E402
 from agentcade.wiring.pipeline import open_pipeline  # noqa: E402
-from tests.fake_openai import FakeOpenAI, Reply, serve_fake_openai  # noqa: E402
 
 CHUNK = 4  # characters per streamed delta in the fake server
 SPEECH = "好呀，这个我知道。我们接着玩吧。"

@@ -29,10 +29,10 @@ import time
 
 import trio
 
-from agentcade.device.sim import SimDevice, open_sim_robot
+from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import OfflineMainModel
-from agentcade.trace import Trace
+from agentcade.testing.sim import SimDevice, open_sim_robot
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.wiring.pipeline import open_pipeline

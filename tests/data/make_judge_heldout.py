@@ -1,6 +1,6 @@
 """Generate tests/data/judge_heldout.tsv once (kept for the record, not re-run to tune).
 
-The held-back set for ``agentcade.judge.is_match``: how children (heard through speech
+The held-back set for ``agentcade.core.judge.is_match``: how children (heard through speech
 recognition) state the answers of the built-in games (猜谜语 riddles, 你画我猜 animals,
 a few 海龟汤 objects), and near misses that must be rejected. It was written before the
 judge was tuned for diminutives, adjectives, measure words and homophones, and the judge
@@ -24,7 +24,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from games.draw_guess.drawings import ANIMALS  # noqa: E402
+from agentcade.games.draw_guess.drawings import ANIMALS  # noqa: E402
 
 RIDDLES = yaml.safe_load((ROOT / "games/riddle/riddles.yaml").read_text(encoding="utf-8"))[
     "riddles"

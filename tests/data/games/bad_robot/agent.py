@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentcade.skill import Skill
-from agentcade.skill_agent import SkillAgent
-from agentcade.tools import tool
+from agentcade.core.skill import Skill
+from agentcade.core.tools import tool
+from agentcade.game.skill_agent import SkillAgent
 
 from .config import Settings
 

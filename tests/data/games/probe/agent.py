@@ -8,9 +8,9 @@ from typing import Annotated
 import trio
 from pydantic import Field
 
-from agentcade.skill import Skill
-from agentcade.skill_agent import SkillAgent
-from agentcade.tools import tool
+from agentcade.core.skill import Skill
+from agentcade.core.tools import tool
+from agentcade.game.skill_agent import SkillAgent
 
 from .config import Settings
 

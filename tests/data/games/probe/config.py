@@ -1,4 +1,4 @@
-from agentcade.settings import AgentSettings
+from agentcade.core.settings import AgentSettings
 
 
 class Settings(AgentSettings):

@@ -41,7 +41,7 @@ from typing import Any
 import h11
 import trio
 
-from agentcade.settings import LLMSettings
+from agentcade.core.settings import LLMSettings
 
 __all__ = [
     "Fail",

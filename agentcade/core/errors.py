@@ -97,7 +97,7 @@ class AddressError(InputError):
 
 
 class _Problem(Protocol):
-    """What ``SkillError`` needs of ``agentcade.skill.SkillProblem``."""
+    """What ``SkillError`` needs of ``agentcade.core.skill.SkillProblem``."""
 
     @property
     def level(self) -> str: ...

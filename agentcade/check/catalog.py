@@ -7,7 +7,7 @@ The catalog lists reviewed remote games users can install from the settings page
                               "required_capabilities": [...], "homepage", "reviewed_version"}]}
 
 ``check_catalog`` validates a file: the schema (pydantic), unique ids, no clash with a
-built-in game, https URLs, and the declaration rules of ``agentcade.skill`` (the entry is
+built-in game, https URLs, and the declaration rules of ``agentcade.core.skill`` (the entry is
 checked as the SKILL.md frontmatter it summarizes, so the rule IDs are the same:
 ``SKILL-ID-FORMAT``, ``SKILL-SUMMARY-LENGTH``, ``SKILL-VERSION-SEMVER``,
 ``SKILL-CAPABILITY-UNKNOWN`` ...). ``check_online`` fetches each game's card and reports
@@ -28,7 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcade.a2a.client import A2AClient, GameRemoteError
-from agentcade.skill import SkillProblem, check_skill, is_semver
+from agentcade.core.skill import SkillProblem, check_skill, is_semver
 
 __all__ = [
     "Catalog",
@@ -187,7 +187,7 @@ def check_catalog(catalog: Catalog, *, builtins: Iterable[str] | None = None) ->
 
 
 def _skill_problems(entry: CatalogEntry) -> list[SkillProblem]:
-    """The entry's declaration fields checked by ``agentcade.skill`` (same rule IDs)."""
+    """The entry's declaration fields checked by ``agentcade.core.skill`` (same rule IDs)."""
     front = {
         "id": entry.id,
         "name": entry.name,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from agentcade.protocol import MAX_TEXT
+from agentcade.core.protocol import MAX_TEXT
 
 __all__ = [
     "MAX_INPUT",

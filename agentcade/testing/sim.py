@@ -22,7 +22,7 @@
   ``unknown_command``.
 
 * microphone (Opus 16 kHz mono, 60 ms frames), speaker (``audio.stream`` with credits and
-  the sha256 check) and back touch: :mod:`agentcade.device.sim_audio` (``device.audio``).
+  the sha256 check) and back touch: :mod:`agentcade.testing.sim_audio` (``device.audio``).
 
 None of these values comes from firmware documentation (there is none in the wheel):
 they are the SDK's callers' values and this module's assumptions.
@@ -66,7 +66,7 @@ import h11
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
 
-from agentcade.allowlist import (
+from agentcade.core.allowlist import (
     FRONT_PAN,
     FRONT_TILT,
     KNOWN_CAPABILITIES,
@@ -74,11 +74,12 @@ from agentcade.allowlist import (
     PAN_RANGE,
     TILT_RANGE,
 )
+from agentcade.core.trace import NULL_TRACE, Trace
+from agentcade.core.vector import CANVAS, Stroke, VectorError, decode_vector
 from agentcade.device.daemon import ask_daemon
 from agentcade.device.robots import SdkRobot, watched
-from agentcade.device.sim_audio import SimAudio
-from agentcade.trace import NULL_TRACE, Trace
-from agentcade.vector import CANVAS, Stroke, VectorError, decode_vector
+from agentcade.testing._nack import _Nack
+from agentcade.testing.sim_audio import SimAudio
 
 __all__ = [
     "SIM_ANIMATIONS",
@@ -213,12 +214,6 @@ class _Operation:
     target_head: tuple[int, int] | None = None
 
 
-class _Nack(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 def _envelope(type_: str, data: dict[str, Any], code: int = 0) -> str:
     return json.dumps({"type": type_, "code": code, "data": data}, separators=(",", ":"))
 
@@ -284,7 +279,7 @@ class SimDevice:
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
         self.audio = SimAudio(self._broadcast, speed=audio_speed)
-        """Microphone, speaker and back touch (:mod:`agentcade.device.sim_audio`)."""
+        """Microphone, speaker and back touch (:mod:`agentcade.testing.sim_audio`)."""
 
     # -- serving ---------------------------------------------------------------------------
 

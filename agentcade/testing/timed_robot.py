@@ -1,4 +1,4 @@
-"""Test helpers for robots and the output queue.
+"""A robot on trio's clock, for tests of the output queue and of a game's effects.
 
 ``TimedRobot`` is a pure-trio :class:`~agentcade.device.robots.Robot`: each Job call takes
 a simulated time (``None``: until cancelled), so tests run under ``autojump_clock`` and
@@ -12,10 +12,12 @@ from typing import Any
 
 import trio
 
-from agentcade.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
+from agentcade.core.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
+from agentcade.core.protocol import Directive
+from agentcade.core.trace import Trace
 from agentcade.device.robots import DeviceError, Outcome
-from agentcade.protocol import Directive
-from agentcade.trace import Trace
+
+__all__ = ["ALL_CAPS", "Game", "Records", "TimedJob", "TimedRobot", "d", "recording_trace"]
 
 ALL_CAPS = tuple(sorted(KNOWN_CAPABILITIES))
 

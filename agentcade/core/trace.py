@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentcade.errors import TraceFileError
+from agentcade.core.errors import TraceFileError
 
 __all__ = [
     "NULL_TRACE",

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agentcade.errors import ProtocolError
+from agentcade.core.errors import ProtocolError
 
 __all__ = [
     "CURRENT",

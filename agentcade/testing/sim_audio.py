@@ -36,6 +36,8 @@ from typing import Any
 
 import trio
 
+from agentcade.testing._nack import _Nack
+
 __all__ = ["MIC_FRAME_BYTES", "MIC_FRAME_SECONDS", "SimAudio", "SimClip", "SimMicrophone"]
 
 MIC_RATE = 16000
@@ -154,7 +156,7 @@ class _OpusEncoder:
 
 
 class SimAudio:
-    """Microphone, speaker and back touch of a :class:`~agentcade.device.sim.SimDevice`.
+    """Microphone, speaker and back touch of a :class:`~agentcade.testing.sim.SimDevice`.
 
     Args:
         broadcast: sends a text or binary frame to every connected client.
@@ -248,8 +250,6 @@ class SimAudio:
 
     def stream_begin(self, d: dict[str, Any]) -> dict[str, Any]:
         """``ctrl.audio.stream.begin``: a new clip (a playing one is replaced)."""
-        from agentcade.device.sim import _Nack
-
         stream_id, total = d.get("stream_id"), d.get("total_bytes")
         if not isinstance(stream_id, int) or not 0 < stream_id <= 0xFFFF:
             raise _Nack("invalid_stream_id")

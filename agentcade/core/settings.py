@@ -1,0 +1,662 @@
+"""Game settings: ``settings.yaml`` + ``.env`` files + environment -> a ``Settings`` object.
+
+Public for game authors (the guide's "配置" section). A game folder has:
+
+* ``settings.yaml``: every key the game reads, in this format (copy
+  ``SETTINGS_YAML_HEADER`` to the top of the file)::
+
+      settings:
+        - key: LLM_MODEL            # 大写字母、数字和下划线，也是 .env 和环境变量里的名字
+          description: 大模型名称    # 说明
+          default: gpt-4o-mini      # 可选；没填时用它
+          required: false           # 可选，默认 false；true 时没填就不能启动
+          secret: false             # 可选，默认 false；true 时是密钥，不能写 default
+
+  The ``LLM_*`` keys (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``, ``LLM_TIMEOUT``,
+  ``LLM_TEMPERATURE``) are always resolved, even when ``settings.yaml`` leaves them out.
+* ``config.py``: ``class Settings(AgentSettings)`` with ``llm: LLMSettings`` (inherited)
+  and one field per other key: the field ``foo_bar`` reads the key ``FOO_BAR``.
+
+Where a value comes from, lowest priority first (``resolve_values``):
+
+1. the ``default`` in ``settings.yaml``;
+2. extra ``.env`` files (``load_game_settings`` uses ``user_config_dir() / ".env"``, the
+   file the settings page writes);
+3. the game folder's ``.env``;
+4. environment variables of the same names.
+
+An empty value (``LLM_API_KEY=``) counts as "not set" at every level, so a copied
+``.env.example`` never hides a default. A ``required`` key that is still unset after all
+four levels is a ``SettingsError`` listing every missing key.
+
+Errors: everything wrong with settings is a ``SettingsError`` whose message names the
+file or the key and says how to fix it. Messages never contain secret values.
+
+Secrets: ``LLMSettings.api_key`` is a ``SecretStr``, so ``repr``, ``str`` and
+``model_dump_json`` show ``**********``; call ``get_secret_value()`` only where the key is
+sent.
+
+Data directories: ``user_config_dir()`` is ``<root>/config`` and ``user_data_dir(id)`` is
+``user_config_dir().parent / "data" / id`` (the guide's recipe), where ``<root>`` is
+``$AGENTCADE_HOME`` or the platform's per-user config folder + ``agentcade``
+(``~/.config/agentcade`` on Linux).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Self
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from agentcade.core.errors import SettingsError
+
+__all__ = [
+    "BUDGET_SPECS",
+    "LLM_KEYS",
+    "LLM_SPECS",
+    "SETTINGS_YAML_HEADER",
+    "AgentSettings",
+    "Budgets",
+    "LLMSettings",
+    "SettingSpec",
+    "SettingsError",
+    "env_example",
+    "env_example_specs",
+    "load_budgets",
+    "load_game_settings",
+    "load_settings_spec",
+    "read_dotenv",
+    "render_env_example",
+    "resolve_values",
+    "user_config_dir",
+    "user_data_dir",
+    "write_dotenv",
+]
+
+SETTINGS_YAML_HEADER = """\
+# 这个游戏读取的全部配置项。每一项：
+#   key          名字：大写字母开头，只用大写字母、数字和下划线；也是 .env 和环境变量里的名字
+#   description  说明，告诉使用的人这一项是做什么的
+#   default      默认值（可选）。没有在 .env 或环境变量里填时用它。密钥不能写默认值
+#   required     是否必填（可选，默认 false）。必填项没填时游戏不能启动，所以能给默认值的尽量给
+#   secret       是否是密钥（可选，默认 false）。密钥只写在 .env 或环境变量里，不会显示也不会写进日志
+# 读取顺序（后面的覆盖前面的）：default < 用户配置目录的 .env < 游戏目录的 .env < 环境变量。
+# LLM_BASE_URL、LLM_API_KEY、LLM_MODEL、LLM_TIMEOUT、LLM_TEMPERATURE 总会读取，这里可以不写；
+# 写了就用这里的说明和默认值。config.py 里的字段 foo_bar 读取 FOO_BAR。
+"""
+"""Leading comment of every ``settings.yaml``: games copy it verbatim."""
+
+_KEY_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_DOTENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+# --------------------------------------------------------------------------- specs
+
+
+class SettingSpec(BaseModel):
+    """One item of ``settings.yaml``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str
+    description: str = ""
+    default: str | None = None
+    required: bool = False
+    secret: bool = False
+
+    @field_validator("key")
+    @classmethod
+    def _key_format(cls, value: str) -> str:
+        if not _KEY_RE.match(value):
+            raise ValueError("key 只能用大写字母、数字和下划线，并以大写字母开头，比如 LLM_MODEL")
+        return value
+
+    @field_validator("default", mode="before")
+    @classmethod
+    def _scalar_default(cls, value: object) -> object:
+        # YAML turns `default: 60` into an int and `default: true` into a bool; settings
+        # are strings everywhere else (.env, environment), so normalise here.
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int | float):
+            return str(value)
+        return value
+
+
+LLM_SPECS: tuple[SettingSpec, ...] = (
+    SettingSpec(key="LLM_BASE_URL", description="大模型服务地址（OpenAI 兼容），比如 https://api.openai.com/v1"),
+    SettingSpec(key="LLM_API_KEY", description="大模型服务的密钥", secret=True),
+    SettingSpec(key="LLM_MODEL", description="大模型名称", default="gpt-4o-mini"),
+    SettingSpec(key="LLM_TIMEOUT", description="每次请求大模型最多等多少秒（1 到 300）", default="60"),
+    SettingSpec(key="LLM_TEMPERATURE", description="大模型的温度，0 到 2", default="0.7"),
+)
+"""The ``LLM_*`` keys every game resolves, with their defaults."""
+
+LLM_KEYS: tuple[str, ...] = tuple(spec.key for spec in LLM_SPECS)
+
+
+def load_settings_spec(path: Path) -> list[SettingSpec]:
+    """Read and validate a ``settings.yaml``.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The items in file order (an empty file or ``settings: []`` gives ``[]``).
+
+    Raises:
+        SettingsError: the file is unreadable, not YAML, or an item is invalid; the message
+            starts with the path and names the item.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"{path}: 读不到这个文件（{exc.strerror or exc}）") from exc
+    except UnicodeDecodeError as exc:
+        raise SettingsError(_not_utf8(path, exc)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SettingsError(f"{path}: 不是合法的 YAML：{exc}") from exc
+    if data is None:
+        return []
+    if not isinstance(data, dict) or set(data) - {"settings"}:
+        raise SettingsError(f"{path}: 顶层只能有一个 settings:，下面是配置项的列表")
+    items = data.get("settings") or []
+    if not isinstance(items, list):
+        raise SettingsError(f"{path}: settings: 下面应该是列表，每一项以 - key: 开头")
+    specs: list[SettingSpec] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        where = f"{path}: settings 第 {index + 1} 项"
+        if not isinstance(item, dict):
+            raise SettingsError(f"{where} 应该是 key: ... 这样的映射")
+        if isinstance(item.get("key"), str):
+            where += f"（{item['key']}）"
+        try:
+            spec = SettingSpec.model_validate(item)
+        except ValidationError as exc:
+            raise SettingsError(f"{where}: {_describe_validation(exc)}") from None
+        if spec.key in seen:
+            raise SettingsError(f"{where}: key 重复了")
+        if spec.secret and spec.default:  # an empty default is harmless
+            raise SettingsError(f"{where}: 密钥（secret: true）不能写 default，填在 .env 或环境变量里")
+        if spec.required and spec.default:
+            raise SettingsError(f"{where}: 有 default 的项不用写 required: true，删掉其中一个")
+        seen.add(spec.key)
+        specs.append(spec)
+    return specs
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        loc = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {message}" if loc else message)
+    return "；".join(parts)
+
+
+def render_env_example(specs: Iterable[SettingSpec]) -> str:
+    """The text of a ``.env.example`` for ``specs`` (descriptions as comments, no secrets)."""
+    lines: list[str] = []
+    for spec in specs:
+        note = spec.description + ("（必填）" if spec.required else "")
+        if note:
+            lines.append(f"# {note}")
+        lines.append(_dotenv_line(spec.key, "" if spec.secret else spec.default or ""))
+    return "\n".join(lines) + "\n"
+
+
+ENV_EXAMPLE_HEADER = """\
+# 这个游戏的配置项，由 agentcade env-example 按 settings.yaml 生成，不要手改。
+# 复制成 .env（已经被 git 忽略）并填上密钥；空着的项用默认值。
+"""
+
+
+def env_example_specs(folder: Path) -> list[SettingSpec]:
+    """What a game folder's ``.env.example`` lists: ``settings.yaml`` in file order, then
+    the ``LLM_*`` keys it leaves out (every game reads them)."""
+    spec_path = Path(folder) / "settings.yaml"
+    specs = load_settings_spec(spec_path) if spec_path.is_file() else []
+    listed = {spec.key for spec in specs}
+    return [*specs, *(spec for spec in LLM_SPECS if spec.key not in listed)]
+
+
+def env_example(folder: Path) -> str:
+    """The text of ``folder``'s ``.env.example`` (``agentcade env-example`` writes it,
+    ``check`` compares it).
+
+    Raises:
+        SettingsError: ``settings.yaml`` does not load.
+    """
+    return ENV_EXAMPLE_HEADER + render_env_example(env_example_specs(folder))
+
+
+# --------------------------------------------------------------------------- .env
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """Parse a ``.env`` file.
+
+    The accepted subset: ``KEY=VALUE`` lines, blank lines, ``#`` comments (whole-line, or
+    after an unquoted value when preceded by a space), an optional ``export`` prefix,
+    values in single quotes (literal) or double quotes (``\\n``, ``\\t``, ``\\"`` and
+    ``\\\\`` escapes). Surrounding whitespace of unquoted values is dropped. A later line
+    wins over an earlier one with the same key.
+
+    Raises:
+        FileNotFoundError: (and other ``OSError``) the file cannot be read.
+        SettingsError: a line is not ``KEY=VALUE``, or the file is not UTF-8 text; the
+            message gives ``path:line``.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(_not_utf8(path, exc)) from None
+    values: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(("export ", "export\t")):
+            line = line[len("export") :].lstrip()
+        key, sep, rest = line.partition("=")
+        key = key.strip()
+        if not sep or not _DOTENV_KEY_RE.match(key):
+            raise SettingsError(f"{path}:{number}: 应该写成 KEY=VALUE，比如 LLM_MODEL=gpt-4o-mini")
+        try:
+            values[key] = _dotenv_value(rest.strip())
+        except ValueError as exc:
+            raise SettingsError(f"{path}:{number}: {key} 的值{exc}") from None
+    return values
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    """The one line for a settings file in another encoding (GBK from Notepad, binary)."""
+    line = exc.object[: exc.start].count(b"\n") + 1
+    return f"{path}:{line}: 不是 UTF-8 文本，请用 UTF-8 编码另存这个文件"
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def _dotenv_value(rest: str) -> str:
+    if rest[:1] in ("'", '"'):
+        quote = rest[0]
+        out: list[str] = []
+        i = 1
+        while i < len(rest):
+            char = rest[i]
+            if char == quote:
+                tail = rest[i + 1 :].strip()
+                if tail and not tail.startswith("#"):
+                    raise ValueError("在引号后面还有多余的内容")
+                return "".join(out)
+            if quote == '"' and char == "\\" and i + 1 < len(rest):
+                out.append(_ESCAPES.get(rest[i + 1], "\\" + rest[i + 1]))
+                i += 2
+                continue
+            out.append(char)
+            i += 1
+        raise ValueError("少了结尾的引号")
+    return re.split(r"\s#", rest, maxsplit=1)[0].strip()
+
+
+_PLAIN_VALUE_RE = re.compile(r"^[A-Za-z0-9_./:@+,=-]*$")
+
+
+def _dotenv_line(key: str, value: str) -> str:
+    """``KEY=value``, quoted when needed so ``read_dotenv`` gives ``value`` back exactly."""
+    if _PLAIN_VALUE_RE.match(value):
+        return f"{key}={value}"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{key}="{escaped}"'
+
+
+def write_dotenv(path: Path, updates: Mapping[str, str | None]) -> None:
+    """Set (or, with ``None``, remove) keys in a ``.env`` file, keeping everything else.
+
+    Other lines, comments and their order stay as they were; a changed key is rewritten
+    in place (its later duplicates dropped), a new key is appended. The file is replaced
+    atomically (a crash leaves the old or the new file, never half of one) and, because it
+    holds secrets, is readable by its owner only where the platform supports it.
+
+    Raises:
+        SettingsError: a value has a line break or another control character (it could
+            not be read back), or the file cannot be read or written.
+    """
+    for key, value in updates.items():
+        if not _DOTENV_KEY_RE.match(key):
+            raise SettingsError(f"{key!r} 不是合法的配置名")
+        if value is not None and any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise SettingsError(f"{key} 的值里不能有换行或控制字符")
+    path = Path(path)
+    try:
+        old = path.read_text(encoding="utf-8-sig").splitlines() if path.exists() else []
+    except OSError as exc:
+        raise SettingsError(f"{path}: 读不到这个文件（{exc.strerror or exc}）") from exc
+    pending = dict(updates)
+    done: set[str] = set()
+    lines: list[str] = []
+    for raw in old:
+        stripped = raw.strip()
+        body = stripped[len("export") :].lstrip() if stripped.startswith(("export ", "export\t")) else stripped
+        key = body.partition("=")[0].strip() if "=" in body and not stripped.startswith("#") else ""
+        if key in pending:
+            if key not in done and pending[key] is not None:
+                lines.append(_dotenv_line(key, pending[key] or ""))
+            done.add(key)
+            continue
+        lines.append(raw)
+    lines += [_dotenv_line(k, v) for k, v in pending.items() if k not in done and v is not None]
+    text = "\n".join(lines) + ("\n" if lines else "")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        with contextlib.suppress(OSError):  # Windows: permissions are the folder's
+            tmp.chmod(0o600)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise SettingsError(f"{path}: 写不进去（{exc.strerror or exc}）") from exc
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+def resolve_values(
+    specs: Sequence[SettingSpec],
+    *,
+    game_dir: Path | None,
+    environ: Mapping[str, str],
+    extra_env_files: Sequence[Path] = (),
+) -> dict[str, str]:
+    """Resolve every declared key (plus the ``LLM_*`` keys) to a string value.
+
+    Precedence, lowest first: ``default`` < ``extra_env_files`` (in order) <
+    ``game_dir / ".env"`` < ``environ``. Only declared keys are taken from each level;
+    empty values count as unset. Missing files are skipped.
+
+    Returns:
+        Key -> value for every key that has a non-empty value (unset optional keys are
+        absent).
+
+    Raises:
+        SettingsError: required keys are unset (all of them are listed), or a ``.env``
+            file is malformed.
+    """
+    declared = {spec.key: spec for spec in LLM_SPECS}
+    declared.update({spec.key: spec for spec in specs})
+
+    values = {key: spec.default for key, spec in declared.items() if spec.default}
+    files = [*extra_env_files]
+    if game_dir is not None:
+        files.append(Path(game_dir) / ".env")
+    for file in files:
+        try:
+            layer = read_dotenv(file)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise SettingsError(f"{file}: 读不到这个文件（{exc.strerror or exc}）") from exc
+        values.update({k: v for k, v in layer.items() if k in declared and v})
+    values.update({k: v for k, v in environ.items() if k in declared and v})
+
+    missing = [key for key, spec in declared.items() if spec.required and not values.get(key)]
+    if missing:
+        where = f"{Path(game_dir) / '.env'} 或环境变量" if game_dir is not None else "环境变量"
+        raise SettingsError(f"缺少必填的配置：{', '.join(missing)}。请在 {where} 里设置")
+    return values
+
+
+# --------------------------------------------------------------------------- models
+
+
+class LLMSettings(BaseModel):
+    """How to reach an OpenAI-compatible chat-completions model.
+
+    ``offline`` (neither key nor base URL) means the host uses the offline model.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    timeout: float = Field(default=60.0, gt=0, le=300)
+    """The budget of one model call in seconds, retries included (``LLM_TIMEOUT``, 1..300)."""
+    temperature: float = Field(default=0.7, ge=0, le=2)
+
+    @property
+    def offline(self) -> bool:
+        """True when neither ``api_key`` nor ``base_url`` is configured."""
+        return self.api_key is None and not self.base_url
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, str]) -> Self:
+        """Build from ``LLM_*`` keys; missing or empty keys keep their defaults.
+
+        Raises:
+            SettingsError: ``LLM_TIMEOUT`` / ``LLM_TEMPERATURE`` is not a number in range;
+                the message names the key.
+        """
+        data: dict[str, Any] = {}
+        if base_url := values.get("LLM_BASE_URL", "").strip():
+            data["base_url"] = base_url
+        if api_key := values.get("LLM_API_KEY", "").strip():
+            data["api_key"] = SecretStr(api_key)
+        if model := values.get("LLM_MODEL", "").strip():
+            data["model"] = model
+        for key, field, low, high in (
+            ("LLM_TIMEOUT", "timeout", 1.0, 300.0),
+            ("LLM_TEMPERATURE", "temperature", 0.0, 2.0),
+        ):
+            raw = values.get(key, "").strip()
+            if raw:
+                data[field] = number_in_range(key, raw, low, high)
+        return cls(**data)
+
+
+def number_in_range(key: str, raw: str, low: float, high: float) -> float:
+    """``raw`` as a number in ``low..high``; ``inf``, ``nan`` and words are refused.
+
+    Raises:
+        SettingsError: naming ``key``, the range and the value given.
+    """
+    try:
+        number = float(raw)
+    except ValueError:
+        raise SettingsError(f"{key} 应该是数字，现在是 {raw!r}") from None
+    if not low <= number <= high:  # also false for nan; inf is out of every range
+        raise SettingsError(f"{key} 应该在 {low:g} 到 {high:g} 之间，现在是 {raw!r}")
+    return number
+
+
+class AgentSettings(BaseModel):
+    """Base class of a game's ``config.py`` ``Settings``.
+
+    Every field ``foo_bar`` reads the key ``FOO_BAR``; ``llm`` reads the ``LLM_*`` keys.
+    Fields keep their pydantic defaults when the key is unset::
+
+        class Settings(AgentSettings):
+            rounds: int = 5          # ROUNDS
+            library_url: str | None = None
+    """
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, str]) -> Self:
+        """Build from resolved values (see ``resolve_values``).
+
+        Raises:
+            SettingsError: a value does not validate; the message names the key (not its
+                value, which may be a secret) and where to change it.
+        """
+        data: dict[str, Any] = {}
+        for name in cls.model_fields:
+            if name == "llm":
+                data["llm"] = LLMSettings.from_values(values)
+            elif values.get(name.upper()):
+                data[name] = values[name.upper()]
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                field = str(error["loc"][0]) if error["loc"] else ""
+                key = field.upper() or cls.__name__
+                problems.append(f"{key}：{error['msg']}")
+            raise SettingsError(
+                "配置不对：" + "；".join(problems) + "。请在 settings.yaml 的 default、.env 或环境变量里改正"
+            ) from None
+
+    @classmethod
+    def setting_keys(cls) -> list[str]:
+        """The keys this class reads (``LLM_*`` for ``llm``, ``FOO_BAR`` for ``foo_bar``)."""
+        keys: list[str] = []
+        for name in cls.model_fields:
+            keys.extend(LLM_KEYS if name == "llm" else (name.upper(),))
+        return keys
+
+
+def load_game_settings(
+    config_cls: type[AgentSettings],
+    game_dir: Path | None,
+    environ: Mapping[str, str] = os.environ,
+    *,
+    extra_env_files: Sequence[Path] | None = None,
+) -> AgentSettings:
+    """Load a game's settings: ``settings.yaml`` + ``.env`` files + environment.
+
+    Args:
+        config_cls: the game's ``Settings`` class.
+        game_dir: the game folder (``settings.yaml`` and ``.env`` are read from it when
+            present), or None for a game without a folder.
+        environ: environment variables (also consulted for ``AGENTCADE_HOME``).
+        extra_env_files: lower-priority ``.env`` files; default
+            ``[user_config_dir() / ".env"]``.
+
+    Raises:
+        SettingsError: invalid ``settings.yaml``, malformed ``.env``, missing required keys
+            or values that do not validate.
+    """
+    specs: list[SettingSpec] = []
+    if game_dir is not None and (Path(game_dir) / "settings.yaml").is_file():
+        specs = load_settings_spec(Path(game_dir) / "settings.yaml")
+    declared = {spec.key for spec in specs}
+    # Fields of config.py missing from settings.yaml are still read (check reports the gap).
+    specs += [SettingSpec(key=k) for k in config_cls.setting_keys() if k not in declared]
+    if extra_env_files is None:
+        extra_env_files = [user_config_dir(environ) / ".env"]
+    values = resolve_values(
+        specs, game_dir=game_dir, environ=environ, extra_env_files=extra_env_files
+    )
+    return config_cls.from_values(values)
+
+
+# --------------------------------------------------------------------------- budgets
+
+
+BUDGET_SPECS: tuple[tuple[SettingSpec, float, float], ...] = (
+    (SettingSpec(key="AGENTCADE_PATIENCE", default="4",
+                 description="一句话说完后最多安静几秒，没有回应就先说“稍等”（0.5 到 30）"), 0.5, 30.0),
+    (SettingSpec(key="AGENTCADE_LINE_BUDGET", default="45",
+                 description="一句话最多等几秒回应，超过就说出了点问题（5 到 600）"), 5.0, 600.0),
+)
+"""The host's time budgets, with their ranges (the README's "Time budgets" table)."""
+
+
+class Budgets(BaseModel):
+    """How long the family may wait; read from ``AGENTCADE_*`` like the ``LLM_*`` keys.
+
+    The model's own budget is ``LLM_TIMEOUT`` (one call, retries included); a remote game's
+    is the line budget. What is heard in the meantime is the main agent's business
+    (``agentcade.main.agent``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    patience: float = 4.0
+    """Seconds of silence after a line before the main agent says "稍等"."""
+    line: float = 45.0
+    """Seconds a line may wait for its answer (a model turn, a game's next reply)."""
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, str]) -> Self:
+        """Build from ``AGENTCADE_PATIENCE`` / ``AGENTCADE_LINE_BUDGET``; unset keeps defaults.
+
+        Raises:
+            SettingsError: a value that is not a number in its range (the key is named).
+        """
+        fields = dict(zip(("patience", "line"), BUDGET_SPECS, strict=True))
+        data: dict[str, float] = {}
+        for field, (spec, low, high) in fields.items():
+            raw = values.get(spec.key, "").strip()
+            if raw:
+                data[field] = number_in_range(spec.key, raw, low, high)
+        return cls(**data)
+
+
+def load_budgets(environ: Mapping[str, str] = os.environ) -> Budgets:
+    """The budgets from the user's ``.env`` (the settings page's file) and the environment.
+
+    Raises:
+        SettingsError: a malformed ``.env`` or a value out of range.
+    """
+    specs = [spec for spec, _, _ in BUDGET_SPECS]
+    values = resolve_values(
+        specs, game_dir=None, environ=environ, extra_env_files=[user_config_dir(environ) / ".env"]
+    )
+    return Budgets.from_values(values)
+
+
+# --------------------------------------------------------------------------- folders
+
+
+def _root_dir(environ: Mapping[str, str]) -> Path:
+    if home := environ.get("AGENTCADE_HOME"):
+        return Path(home).expanduser()
+    if sys.platform == "win32":
+        base = environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / "agentcade"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "agentcade"
+    base = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agentcade"
+
+
+def user_config_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """The per-user configuration folder (not created).
+
+    ``$AGENTCADE_CONFIG_DIR`` if set; else ``<root>/config`` where ``<root>`` is
+    ``$AGENTCADE_HOME`` or ``$XDG_CONFIG_HOME/agentcade`` (``~/.config/agentcade``;
+    ``~/Library/Application Support/agentcade`` on macOS, ``%APPDATA%\\agentcade`` on
+    Windows).
+    """
+    if override := environ.get("AGENTCADE_CONFIG_DIR"):
+        return Path(override).expanduser()
+    return _root_dir(environ) / "config"
+
+
+def user_data_dir(game_id: str, environ: Mapping[str, str] = os.environ) -> Path:
+    """Where a built-in game keeps local data: ``user_config_dir().parent / "data" / id``.
+
+    Not created; the game does ``mkdir(parents=True, exist_ok=True)`` when it writes.
+
+    Raises:
+        ValueError: ``game_id`` is not a valid game ID (it would escape the folder).
+    """
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", game_id):
+        raise ValueError(f"not a game ID: {game_id!r}")
+    return user_config_dir(environ).parent / "data" / game_id

@@ -1,0 +1,40 @@
+"""Opening the robot a command names, the simulated one included.
+
+``--robot sim`` is a developer's tool (:mod:`agentcade.testing`), so it is wired here, at
+the top, and the device layer never imports the simulator; every other kind is
+:func:`agentcade.device.robots.open_robot`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TextIO
+
+from agentcade.core.trace import NULL_TRACE, Trace
+from agentcade.device import robots
+from agentcade.device.robots import Robot
+from agentcade.testing.sim import open_sim_robot
+
+__all__ = ["open_robot"]
+
+
+@asynccontextmanager
+async def open_robot(
+    spec: str = "console",
+    *,
+    trace: Trace = NULL_TRACE,
+    out: TextIO | None = None,
+    notice: Callable[[str], None] | None = robots.print_notice,
+) -> AsyncIterator[Robot]:
+    """The robot named by ``spec`` (``sim``: the simulated robot over a real socket).
+
+    Every other ``spec`` and every error is :func:`agentcade.device.robots.open_robot`'s.
+    """
+    if spec == "sim":
+        async with open_sim_robot(out=out, trace=trace, notice=notice) as sim:
+            trace.record("robot_connected", robot=sim.name, url=sim.device.url)
+            yield sim
+        return
+    async with robots.open_robot(spec, trace=trace, out=out, notice=notice) as robot:
+        yield robot

@@ -17,8 +17,12 @@ The branches say whose fault it is, like h11's ``LocalProtocolError`` /
     │   ├── ProtocolError         a message that breaks agentcade/1
     │   │   └── UnsupportedContent  only media a game cannot take (A2A -32005)
     │   ├── CardError             an agent card we cannot play
-    │   └── GameRemoteError       a remote game delivered no reply (``RemoteErrorKind``)
-    │       └── ReplyCutShort     its stream ended before the final reply
+    │   ├── GameRemoteError       a remote game delivered no reply (``RemoteErrorKind``)
+    │   │   └── ReplyCutShort     its stream ended before the final reply
+    │   └── RemoteIllegalTransition  a peer asked for a step its lifecycle forbids (also below)
+    ├── IllegalTransition         a lifecycle got an event its state does not take (abstract)
+    │   ├── LocalIllegalTransition   our own driver fed it: a bug in agentcade
+    │   └── RemoteIllegalTransition  the peer asked for it (cancel a finished A2A task)
     ├── GameCodeError             a game's own code raised ``SystemExit``/``KeyboardInterrupt``
     ├── ModelError                the model failed: HTTP, timeout, garbage, bad tool calls
     ├── VoiceError                speech recognition or synthesis failed (``agentcade run``)
@@ -52,11 +56,14 @@ __all__ = [
     "GameCodeError",
     "GameLoadError",
     "GameRemoteError",
+    "IllegalTransition",
     "InputError",
+    "LocalIllegalTransition",
     "ModelError",
     "PeerError",
     "ProtocolError",
     "RemoteErrorKind",
+    "RemoteIllegalTransition",
     "ReplyCutShort",
     "SettingsError",
     "SkillError",
@@ -231,6 +238,46 @@ class ReplyCutShort(GameRemoteError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message,))
+
+
+# --------------------------------------------------------------------------- lifecycles
+
+
+class IllegalTransition(AgentcadeError):
+    """A lifecycle (``agentcade.core.lifecycle``) was fed an event its state does not take.
+
+    Abstract, like h11's ``ProtocolError``: raise one of the two subclasses, which say whose
+    fault it is. The machine's state is left unchanged.
+
+    Attributes:
+        machine: the lifecycle's name (``"a2a task"``, ``"game session"`` ...).
+        state: the state it was in (an enum member).
+        event: the event it refused (an enum member).
+    """
+
+    def __init__(self, machine: str, state: enum.Enum, event: enum.Enum) -> None:
+        if type(self) is IllegalTransition:
+            raise TypeError("raise LocalIllegalTransition or RemoteIllegalTransition, not IllegalTransition")
+        self.machine = machine
+        self.state = state
+        self.event = event
+        super().__init__(f"{machine}: {event.name} is not allowed in state {state.name}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.machine, self.state, self.event))
+
+
+class LocalIllegalTransition(IllegalTransition):
+    """Our own driver fed the machine an event its state forbids: a bug in agentcade.
+
+    Every machine raises this one (h11 raises only ``LocalProtocolError`` internally); a
+    driver that feeds what a peer asked for re-raises it as ``RemoteIllegalTransition``.
+    """
+
+
+class RemoteIllegalTransition(IllegalTransition, PeerError):
+    """A peer asked for a step its lifecycle forbids (cancel an A2A task that is over, send
+    to a finished task): the peer's mistake, answered with a protocol error."""
 
 
 # --------------------------------------------------------------------------- model, robot

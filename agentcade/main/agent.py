@@ -51,6 +51,7 @@ from typing import Any, Literal
 
 import trio
 
+from agentcade.core.lifecycle.current_game import CurrentEvent, CurrentGame, CurrentState
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.settings import Budgets
 from agentcade.core.speech import MAX_INPUT, clip_input
@@ -149,11 +150,13 @@ _TOOLS: list[dict[str, Any]] = [
 
 @dataclass(eq=False)
 class _Current:
+    """The current game: its lifecycle (``agentcade.core.lifecycle.current_game``) and the
+    cancel scopes of its requests in flight."""
+
     client: GameClient
     context_id: str
     inflight: dict[str, trio.CancelScope] = field(default_factory=dict)
-    ending: bool = False
-    """``end`` was sent: the game is saying goodbye and takes no more input."""
+    life: CurrentGame = field(default_factory=CurrentGame)
     ended: trio.Event = field(default_factory=trio.Event)
     """The ``end`` request is over (all its replies queued, or it failed)."""
 
@@ -162,7 +165,12 @@ class _Current:
         return self.client.info
 
     @property
+    def state(self) -> CurrentState:
+        return self.life.state
+
+    @property
     def busy(self) -> bool:
+        """Some request is in flight (an ``end``'s too): the agent is not idle."""
         return bool(self.inflight)
 
 
@@ -211,7 +219,7 @@ class MainAgent:
             self.history.append({"role": "user", "content": text})
             self._waited = False
             current = self.current
-            playing = None if current is None or current.ending else current.info.id
+            playing = None if current is None or current.state is CurrentState.ENDING else current.info.id
             games = self.registry.games
             if len(text) <= _ROUTE_INLINE:
                 decision = route(text, games, playing)
@@ -378,9 +386,9 @@ class MainAgent:
         ``quiet`` drops the game's replies, not its failure: that is always told.
         """
         current = self.current
-        if current is None or current.ending:
+        if current is None or not current.life.can(CurrentEvent.END):
             return
-        current.ending = True
+        current.life.handle(CurrentEvent.END)
         _cancel_inflight(current)
         await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)
 
@@ -406,7 +414,7 @@ class MainAgent:
         if current is None:
             await self._say(NO_GAME)
             return
-        if current.busy or current.ending:
+        if current.state is not CurrentState.IDLE:  # working on the last line, or ending
             self.trace.record("busy", game=current.info.id)
             await self._say(BUSY_TEXT)
             return
@@ -451,6 +459,8 @@ class MainAgent:
         arrived = trio.Event()  # the game's first reply is in the output queue
         first = trio.Event()  # ... and has been played
         scope = trio.CancelScope()
+        if game_input.kind != "end":  # end_game fed END
+            current.life.handle(CurrentEvent.SEND)
         current.inflight[key] = scope
         self._idle = trio.Event()
         self.trace.record(
@@ -458,7 +468,8 @@ class MainAgent:
         )
 
         def settled() -> None:
-            current.inflight.pop(key, None)
+            if current.inflight.pop(key, None) is not None:
+                current.life.handle(CurrentEvent.SETTLE)
             if not any(c.busy for c in (current, self.current) if c is not None):
                 self._idle.set()
 
@@ -545,6 +556,9 @@ class MainAgent:
 
     def _clear(self, current: _Current) -> None:
         """Forget the game; the robot is reset after everything queued so far is played."""
+        if current.state is CurrentState.OVER:
+            return
+        current.life.handle(CurrentEvent.CLEAR)
         if self.current is current:
             self.current = None
             self.trace.record("game_cleared", game=current.info.id)
@@ -578,9 +592,9 @@ class MainAgent:
             for g in self.registry.games
         )
         current = "没有" if self.current is None else f"{self.current.info.name}（{self.current.info.id}）"
-        if self.current is not None and self.current.ending:
+        if self.current is not None and self.current.state is CurrentState.ENDING:
             current += "，正在结束"
-        elif self.current is not None and self.current.busy:
+        elif self.current is not None and self.current.state is CurrentState.WORKING:
             current += "，它还在处理上一句话"
         return MAIN_PROMPT.format(games=games or "（没有）", current=current)
 

@@ -7,6 +7,7 @@ import math
 import struct
 import subprocess
 import sys
+from array import array
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import ClassVar
@@ -21,7 +22,7 @@ from agentcade.testing.fake_openai import FakeOpenAI
 from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
-from agentcade.voice.pcm import read_wav, resample, rms, to_wav
+from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample, rms, to_wav
 from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import (
     EspeakSynthesizer,
@@ -93,11 +94,39 @@ def test_resampling_keeps_the_duration() -> None:
     assert abs(rms(resample(pcm, 22050, 24000)) - rms(pcm)) < rms(pcm) * 0.05
 
 
+def _sine(hz: float, seconds: float, rate: int, amplitude: int = 8000) -> bytes:
+    return array("h", (
+        int(amplitude * math.sin(2 * math.pi * hz * i / rate)) for i in range(int(seconds * rate))
+    )).tobytes()
+
+
+def test_a_tone_above_the_new_nyquist_frequency_is_filtered_not_folded_back() -> None:
+    """A linear interpolator kept 3,949 of 5,657 RMS of a 15 kHz tone taken to 24 kHz."""
+    pcm = _sine(15000, 1.0, 44100)
+    assert rms(pcm) > 5000
+    assert rms(resample(pcm, 44100, 24000)) < 100
+
+
+def test_a_stream_resampled_chunk_by_chunk_loses_nothing_at_the_edges() -> None:
+    pcm = _sine(440, 2.0, 44100)
+    whole = resample(pcm, 44100, 24000)
+    resampler = Resampler(44100, 24000)
+    pieces = b"".join(resampler.feed(pcm[i:i + 4411]) for i in range(0, len(pcm), 4411))
+    pieces += resampler.flush()
+    assert len(pieces) == len(whole) == 2 * 48000  # an odd chunk size too: no sample lost
+    assert pieces == whole
+
+
 def test_a_wav_with_placeholder_sizes_is_read_to_its_end() -> None:
     pcm = tone(0.5, rate=22050)
     wav = bytearray(to_wav(pcm, 22050))
     wav[4:8] = wav[40:44] = b"\xff\xff\xff\x7f"  # what espeak-ng --stdout writes
-    assert read_wav(bytes(wav)) == (pcm, 22050)
+    assert decode_audio(bytes(wav)) == (pcm, 22050)
+
+
+def test_bytes_that_are_not_audio_are_a_voice_error() -> None:
+    with pytest.raises(WavError):
+        decode_audio(b"<html>502 Bad Gateway</html>")
 
 
 # -- sentences ---------------------------------------------------------------------------
@@ -164,7 +193,7 @@ async def test_openai_asr_posts_the_utterance_as_a_wav_and_returns_the_text(fake
     assert b"whisper-large" in body
     assert b'name="language"' in body
     start = body.index(b"RIFF")
-    pcm, rate = read_wav(body[start:start + 44 + 2 * int(0.7 * 16000)])
+    pcm, rate = decode_audio(body[start:start + 44 + 2 * int(0.7 * 16000)])
     assert rate == 16000
     assert len(pcm) == 2 * int(0.7 * 16000)
 
@@ -207,7 +236,7 @@ async def test_openai_tts_that_answers_a_wav_is_resampled_to_24_khz(fake: FakeOp
 
 async def test_espeak_speaks_mandarin_at_24_khz_mono() -> None:
     need_program("espeak-ng", package="espeak-ng")
-    pcm = await EspeakSynthesizer("cmn").synthesize("你好，我是小懒。")
+    pcm = await EspeakSynthesizer().synthesize("你好，我是小懒。")
     seconds = len(pcm) / 48000
     assert 1.0 < seconds < 6.0
     assert rms(pcm) > 550

@@ -88,7 +88,7 @@ async def voice_stack(
     trace, records = recording_trace()
     device = SimDevice(audio_speed=SPEED)
     async with open_sim_robot(device=device) as sim:
-        voice = VoiceRobot(sim, tts or EspeakSynthesizer("cmn"), trace=trace, print_speech=False)
+        voice = VoiceRobot(sim, tts or EspeakSynthesizer(), trace=trace, print_speech=False)
         recognizer = ScriptedRecognizer(lines)
         async with open_pipeline(
             voice, builtin_dir=builtin_games_dir(), remote=[], model=OfflineMainModel, trace=trace
@@ -96,7 +96,7 @@ async def voice_stack(
             loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=greet)
             async with running(loop):
                 yield Stack(device, voice, loop, recognizer, agent, records, trace,
-                            EspeakSynthesizer("cmn", rate=16000))
+                            EspeakSynthesizer(rate=16000))
 
 
 def _after(records: Records, start: int, type_: str) -> int:

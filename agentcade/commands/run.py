@@ -188,7 +188,7 @@ async def _run(
                 if lines is not None:
                     device = getattr(robot, "device", None)
                     assert device is not None, "--say-file is checked to come with --robot sim"
-                    mouth = EspeakSynthesizer("cmn", rate=16000)
+                    mouth = EspeakSynthesizer(rate=16000)
                     await say_into_microphone(
                         loop, device.audio.microphone, lines, mouth.synthesize, trace=trace
                     )

@@ -5,8 +5,13 @@
 (short, no secrets); cancellation is never caught (espeak-ng is killed, an HTTP request
 abandoned, an SDK call cancelled on its loop).
 
-* :class:`EspeakSynthesizer` — espeak-ng, offline, Mandarin (voice ``cmn``); its 22050 Hz
-  WAV is resampled in pure Python (:mod:`agentcade.voice.pcm`).
+* :class:`EspeakSynthesizer` — espeak-ng, offline, Mandarin. The default voice is
+  ``cmn-latn-pinyin`` fed with tone-numbered pinyin from pypinyin: Debian's ``cmn`` voice
+  reads each character as pinyin spelled in *English* ("猜" -> ``(en)keI55w'055n``), which a
+  Chinese ear (and Whisper) hears as strings of digits; the pinyin voice speaks Mandarin
+  phonemes, and pypinyin's phrase dictionary and tone sandhi read polyphones right where
+  espeak-ng's own reading errs (重新 chong2, 长大 zhang3, 一个 yi2). Its 22050 Hz WAV is
+  decoded and resampled through PyAV (:mod:`agentcade.voice.pcm`) in a worker thread.
 * :class:`OpenAISynthesizer` — an OpenAI-compatible ``POST /v1/audio/speech`` with
   ``response_format=pcm`` (24 kHz s16le); a server that answers WAV is read and resampled.
 * :class:`SdkSynthesizer` — any TTS of ``watcherobot.voice`` through the bridge.
@@ -14,22 +19,28 @@ abandoned, an SDK call cancelled on its loop).
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import trio
+from pypinyin import Style, lazy_pinyin
 
 from agentcade.core.errors import VoiceError
 from agentcade.voice.asr import _safe, openai_client, sdk_model_config
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings
-from agentcade.voice.pcm import WavError, read_wav, resample
+from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample
 
 if TYPE_CHECKING:
     from watcherobot.voice.contracts import TTS
     from watcherobot.voice.providers import ProviderRegistry
 
 __all__ = [
+    "DEFAULT_VOICE",
+    "ESPEAK_MISSING",
     "RATE",
     "EspeakSynthesizer",
     "OpenAISynthesizer",
@@ -37,6 +48,7 @@ __all__ = [
     "Synthesizer",
     "espeak_program",
     "make_synthesizer",
+    "to_pinyin",
 ]
 
 RATE = 24000
@@ -52,40 +64,88 @@ class Synthesizer(Protocol):
     async def aclose(self) -> None: ...
 
 
+DEFAULT_VOICE = "cmn-latn-pinyin"
+"""espeak-ng's Mandarin voice that reads pinyin as Mandarin (``cmn`` reads it as English)."""
+
+ESPEAK_MISSING = (
+    "没有找到 espeak-ng（离线普通话语音）：Debian/Ubuntu 运行 apt-get install espeak-ng；"
+    "macOS 运行 brew install espeak-ng；Windows 从 github.com/espeak-ng/espeak-ng/releases "
+    "安装 espeak-ng.msi；或者在设置页面换一个语音合成服务（TTS_PROVIDER）"
+)
+
+
+def _install_locations() -> list[Path]:
+    """Where espeak-ng's installers put it when it is not on PATH."""
+    if sys.platform == "win32":
+        roots = [os.environ.get(v) for v in ("ProgramFiles", "ProgramW6432", "ProgramFiles(x86)")]
+        found = [Path(r) / "eSpeak NG" / "espeak-ng.exe" for r in roots if r]
+        return [*found, Path("C:/Program Files/eSpeak NG/espeak-ng.exe")]
+    # Homebrew (Apple silicon, then Intel), MacPorts; a source build's default prefix.
+    return [Path(p) / "espeak-ng" for p in ("/opt/homebrew/bin", "/usr/local/bin", "/opt/local/bin")]
+
+
 def espeak_program() -> str | None:
-    """espeak-ng (or the older espeak) on PATH."""
-    return shutil.which("espeak-ng") or shutil.which("espeak")
+    """espeak-ng (or the older espeak): on PATH, else where its installers put it."""
+    on_path = shutil.which("espeak-ng") or shutil.which("espeak")
+    if on_path:
+        return on_path
+    return next((str(p) for p in _install_locations() if p.is_file()), None)
+
+
+def to_pinyin(text: str) -> str:
+    """Chinese characters as tone-numbered pinyin (``猜数字`` -> ``cai1 shu4 zi4``).
+
+    Tone sandhi is applied (``一个`` -> ``yi2 ge4``), the neutral tone is ``5``, and what is
+    not Chinese (digits, punctuation, Latin words) passes through, so espeak-ng still reads
+    numbers in Mandarin and pauses at punctuation.
+    """
+    syllables = lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True, tone_sandhi=True)
+    return " ".join(s.strip() for s in syllables if s.strip())
 
 
 class EspeakSynthesizer:
-    """espeak-ng, offline. ``rate`` is the output rate (the microphone scenario uses 16 kHz)."""
+    """espeak-ng, offline. ``rate`` is the output rate (the microphone scenario uses 16 kHz).
 
-    def __init__(self, voice: str = "cmn", *, rate: int = RATE, speed: int | None = None) -> None:
+    With a ``-latn-pinyin`` voice (the default) Chinese text is spoken from its pinyin
+    (:func:`to_pinyin`); any other voice gets the text as it is.
+    """
+
+    def __init__(self, voice: str = DEFAULT_VOICE, *, rate: int = RATE, speed: int | None = None) -> None:
         program = espeak_program()
         if program is None:
-            raise VoiceError("espeak-ng is not installed (Debian/Ubuntu: apt-get install espeak-ng; "
-                             "macOS: brew install espeak-ng; Windows: the espeak-ng installer)")
-        self.name = f"espeak:{voice or 'cmn'}"
-        self._command = [program, "-v", voice or "cmn", "--stdout"]
+            raise VoiceError(ESPEAK_MISSING)
+        voice = voice or DEFAULT_VOICE
+        self.name = f"espeak:{voice}"
+        self.voice = voice
+        self._pinyin = voice.lower().endswith("-latn-pinyin")
+        self._command = [program, "-v", voice, "--stdout"]
         if speed is not None:
             self._command += ["-s", str(speed)]
         self._rate = rate
 
+    def spoken_form(self, text: str) -> str:
+        """What espeak-ng is given for ``text`` (its pinyin with a pinyin voice)."""
+        return to_pinyin(text) if self._pinyin else text
+
     async def synthesize(self, text: str) -> bytes:
+        spoken = await trio.to_thread.run_sync(self.spoken_form, text) if self._pinyin else text
         try:
             done = await trio.run_process(
-                [*self._command, "--stdin"], stdin=text.encode("utf-8"),
+                [*self._command, "--stdin"], stdin=spoken.encode("utf-8"),
                 capture_stdout=True, capture_stderr=True, check=False,
             )
         except OSError as exc:
             raise VoiceError(f"espeak-ng did not start: {exc.strerror or exc}") from exc
         if done.returncode != 0:
             raise VoiceError(f"espeak-ng failed (exit {done.returncode})")
+        return await trio.to_thread.run_sync(self._decode, done.stdout)
+
+    def _decode(self, wav: bytes) -> bytes:
         try:
-            pcm, rate = read_wav(done.stdout)
+            pcm, rate = decode_audio(wav)
         except WavError as exc:
             raise VoiceError(f"espeak-ng gave no audio: {exc}") from exc
-        return await trio.to_thread.run_sync(resample, pcm, rate, self._rate)
+        return resample(pcm, rate, self._rate)
 
     async def aclose(self) -> None:
         await trio.lowlevel.checkpoint()
@@ -110,13 +170,17 @@ class OpenAISynthesizer:
             data = response.content
         except Exception as exc:
             raise VoiceError(f"TTS {self.name} failed: {_safe(exc)}") from exc
-        if data[:4] == b"RIFF":  # some local servers ignore response_format
-            try:
-                pcm, rate = read_wav(data)
-            except WavError as exc:
-                raise VoiceError(f"TTS {self.name} sent an unreadable WAV: {exc}") from exc
-            return resample(pcm, rate, RATE)
+        if data[:4] == b"RIFF" or data[:3] == b"ID3" or data[:4] == b"OggS":
+            # Some servers ignore response_format and send a WAV, MP3 or Ogg file.
+            return await trio.to_thread.run_sync(self._decode, data)
         return data[: len(data) - len(data) % 2]
+
+    def _decode(self, data: bytes) -> bytes:
+        try:
+            pcm, rate = decode_audio(data)
+        except WavError as exc:
+            raise VoiceError(f"TTS {self.name} sent audio that cannot be read: {exc}") from exc
+        return resample(pcm, rate, RATE)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -142,18 +206,31 @@ class SdkSynthesizer:
             raise
         except Exception as exc:
             raise VoiceError(f"TTS {self.name} failed: {_safe(exc)}") from exc
-        out = bytearray()
-        for data, rate, channels in chunks:
+        for _data, _rate, channels in chunks:
             if channels != 1:
                 raise VoiceError(f"TTS {self.name} sent {channels} channels, not mono")
-            out += resample(data, rate, RATE)
-        return bytes(out)
+        return await trio.to_thread.run_sync(_join_resampled, chunks)
 
     async def aclose(self) -> None:
         try:
             await self._bridge.run(self._tts.close)
         except Exception:  # noqa: BLE001 - closing is best effort
             return
+
+
+def _join_resampled(chunks: list[tuple[bytes, int, int]]) -> bytes:
+    """One clip at 24 kHz from a provider's chunks: one resampler while the rate holds."""
+    out = bytearray()
+    resampler: Resampler | None = None
+    for data, rate, _channels in chunks:
+        if resampler is None or resampler.source_rate != rate:
+            if resampler is not None:
+                out += resampler.flush()
+            resampler = Resampler(rate, RATE)
+        out += resampler.feed(data)
+    if resampler is not None:
+        out += resampler.flush()
+    return bytes(out)
 
 
 def make_synthesizer(
@@ -168,7 +245,7 @@ def make_synthesizer(
         VoiceError: espeak-ng missing, an unknown SDK provider, no bridge for one.
     """
     if service.provider in ("", "espeak"):
-        return EspeakSynthesizer(service.voice or "cmn")
+        return EspeakSynthesizer(service.voice or DEFAULT_VOICE)
     if service.provider == "openai":
         return OpenAISynthesizer(service)
     if bridge is None:

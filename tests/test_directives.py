@@ -304,7 +304,7 @@ async def test_proxy_records_in_order() -> None:
         custom_accessory_layer="front",
     )
     await robot.lights.off()
-    assert [x.model_dump() for x in sink.directives] == [
+    assert [x.to_wire() for x in sink.directives] == [
         {"call": "lights.set_color", "args": ["#00FF00"], "kwargs": {"brightness": 0.8}},
         {
             "call": "motion.move_to",

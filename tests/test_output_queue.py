@@ -11,9 +11,11 @@ import io
 import pytest
 import trio
 
+from agentcade import effects
 from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
-from agentcade.core.protocol import GameReply
+from agentcade.core.protocol import Directive, GameReply
 from agentcade.core.vector import Stroke, encode_vector
+from agentcade.device.proxy import RobotProxy
 from agentcade.device.robots import ConsoleRobot, DeviceError
 from agentcade.main.output import JOB_WAIT_LIMIT, OutputQueue, reset_directives
 from agentcade.testing.sim import open_sim_robot
@@ -430,3 +432,107 @@ async def test_interrupt_stops_the_reply_playing_and_drops_the_queued_ones(
     assert heard == []  # nothing the family did not hear goes into history
     assert [r["text"] for r in records.of("reply_interrupted")] == ["第一句"]
     assert [r["text"] for r in records.of("reply_dropped")] == ["第二句"]
+
+
+class _Collect:
+    """A directive sink for a game's ``RobotProxy``: what ``effects`` recorded."""
+
+    def __init__(self) -> None:
+        self.directives: list[Directive] = []
+
+    def record(self, directive: Directive) -> None:
+        self.directives.append(directive)
+
+    async def flush(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+async def _reaction(face, gesture, *, then=None) -> list[Directive]:
+    proxy = RobotProxy(["motion", "expression.runtime.v3"])
+    sink = _Collect()
+    proxy.bind(sink)
+    await effects.react(proxy, face, gesture, then=then)
+    return sink.directives
+
+
+def _at(robot: TimedRobot, prefix: str) -> list[float]:
+    return [t for t, e in robot.timeline if e.startswith(prefix)]
+
+
+async def test_a_verdict_is_spoken_at_once_while_the_head_shakes(nursery, autojump_clock) -> None:
+    robot = TimedRobot(speech_per_char=0.2)
+    queue = OutputQueue(robot)
+    await nursery.start(queue.run)
+    start = trio.current_time()
+    await queue.put(reply("不对哦，再猜猜", *await _reaction("sorry", "shake_head")), game=Game())
+    await queue.drain()
+    said = _at(robot, "say")[0] - start
+    moves = [t - start for t in _at(robot, "run motion.move_to")]
+    assert said == 0  # the sentence does not wait for the five moves
+    said_end = _at(robot, "said")[0] - start
+    assert len(moves) == 5
+    assert moves[0] == 0
+    assert moves[1] < said_end
+
+
+async def test_the_face_stays_until_its_sentence_has_been_said(nursery, autojump_clock) -> None:
+    robot = TimedRobot(speech_per_char=0.5)  # 7 characters: 3.5 s, longer than the moves
+    queue = OutputQueue(robot)
+    await nursery.start(queue.run)
+    await queue.put(reply("答对啦，你真棒！", *await _reaction("happy", "nod")), game=Game())
+    await queue.drain()
+    events = robot.events()
+    face = events.index(next(e for e in events if "custom_vector_path" in e))
+    said = events.index("said 答对啦，你真棒！")
+    back = next(i for i, e in enumerate(events) if "accessory='none'" in e)  # standby eyes
+    assert face < events.index("say 答对啦，你真棒！") < said < back
+    assert _at(robot, "said")[0] == max(t for t, _ in robot.timeline[:-1])  # put back right after
+
+
+async def test_a_reaction_returns_to_the_games_picture_after_the_sentence(
+    nursery, autojump_clock
+) -> None:
+    robot = TimedRobot(speech_per_char=0.1)
+    queue = OutputQueue(robot)
+    await nursery.start(queue.run)
+    star = [Stroke([(206, 60), (250, 350), (60, 160), (206, 60)])]
+    await queue.put(reply("不对，再看看", *await _reaction("sorry", "shake_head", then=star)),
+                    game=Game())
+    await queue.drain()
+    last = robot.events()[-1]
+    assert last.startswith("run expression_runtime.")
+    assert "custom_vector_path" in last
+    assert encode_vector(star)[:30] in last  # the game's picture, not the face
+
+
+async def test_a_barge_in_during_a_reaction_still_puts_the_screen_back(
+    nursery, autojump_clock
+) -> None:
+    robot = TimedRobot(speech_per_char=0.5)
+    trace, records = recording_trace()
+    queue = OutputQueue(robot, trace=trace)
+    await nursery.start(queue.run)
+    await queue.put(reply("不对哦，再猜猜", *await _reaction("sorry", "shake_head")), game=Game())
+    await trio.sleep(0.5)
+    queue.interrupt()
+    await queue.drain()
+    assert "said 不对哦，再猜猜" not in robot.events()
+    assert "motion.move_to" in robot.cancelled
+    assert "accessory='none'" in robot.events()[-1]  # the standby eyes, not the sorry face
+    assert [r["text"] for r in records.of("reply_interrupted")] == ["不对哦，再猜猜"]
+
+
+async def test_a_drawing_is_complete_before_its_sentence(nursery, autojump_clock) -> None:
+    robot = TimedRobot(speech_per_char=0.1)
+    queue = OutputQueue(robot)
+    await nursery.start(queue.run)
+    proxy = RobotProxy(["expression.runtime.v3"])
+    sink = _Collect()
+    proxy.bind(sink)
+    strokes = [Stroke([(60, 60), (350, 60)]), Stroke([(60, 200), (350, 200)])]
+    await effects.draw(proxy, effects.stroke_steps(strokes), interval=0)
+    await queue.put(reply("画好啦", *sink.directives), game=Game())
+    await queue.drain()
+    events = robot.events()
+    assert all("expression_runtime" in e for e in events[: len(sink.directives)])
+    assert events[len(sink.directives)] == "say 画好啦"

@@ -158,3 +158,14 @@ def test_replies_echo_the_version_of_the_request() -> None:
     reply = parse_reply({"protocol": "desktop-game/5", "text": "好", "session": "ended"})
     assert reply.protocol == "desktop-game/5"
     assert reply.to_wire()["protocol"] == "desktop-game/5"
+
+
+def test_a_directives_timing_is_on_the_wire_only_when_it_is_not_the_default() -> None:
+    queued = Directive(call="lights.off")
+    along = Directive(call="motion.move_to", kwargs={"pan_deg": 60}, timing="with_text")
+    wire = GameReply(text="好", directives=[queued, along]).to_wire()
+    assert wire["directives"] == [
+        {"call": "lights.off", "args": [], "kwargs": {}},
+        {"call": "motion.move_to", "args": [], "kwargs": {"pan_deg": 60}, "timing": "with_text"},
+    ]
+    assert parse_reply(wire).directives == [queued, along]

@@ -40,6 +40,7 @@ __all__ = [
     "ProtocolError",
     "ProtocolVersion",
     "ReplySink",
+    "Timing",
     "check_reply_sequence",
     "negotiate",
     "parse_input",
@@ -117,6 +118,17 @@ class _Message(BaseModel):
     protocol: str = CURRENT.name
 
 
+Timing = Literal["queue", "with_text", "after_text"]
+"""When the output queue runs a directive, relative to the reply's text.
+
+``queue`` (the guide's rule, the default): in order before the text, a Job waited for at
+most 10 s. ``with_text``: starts together with the text, which does not wait for it (the
+moves of ``effects.react`` and ``effects.gesture``: the head moves while the verdict is
+spoken). ``after_text``: once the text has been said (the screen a reaction returns to: the
+face stays until the sentence is over). See :mod:`agentcade.main.output`.
+"""
+
+
 class Directive(BaseModel):
     """One robot SDK call, e.g. ``{"call": "lights.set_color", "args": ["#00FF00"]}``."""
 
@@ -125,6 +137,14 @@ class Directive(BaseModel):
     call: str = Field(min_length=3, max_length=64, pattern=r"^[a-z_]+\.[a-z_]+$")
     args: list[JsonValue] = Field(default_factory=list)
     kwargs: dict[str, JsonValue] = Field(default_factory=dict)
+    timing: Timing = "queue"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The directive's JSON; ``timing`` only when it is not the default ``queue``."""
+        data = self.model_dump(mode="json")
+        if self.timing == "queue":
+            del data["timing"]
+        return data
 
     def describe(self) -> str:
         """Readable form for consoles and traces: ``lights.set_color('#00FF00', brightness=0.8)``."""
@@ -169,7 +189,7 @@ class GameReply(_Message):
         """The DataPart payload; an empty directive list is left out."""
         data: dict[str, Any] = {"protocol": self.protocol, "text": self.text}
         if self.directives:
-            data["directives"] = [d.model_dump(mode="json") for d in self.directives]
+            data["directives"] = [d.to_wire() for d in self.directives]
         data["session"] = self.session
         return data
 

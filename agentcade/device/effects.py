@@ -198,10 +198,12 @@ async def _move(robot: RobotProxy, moves: Iterable[tuple[int, int, int]]) -> Non
 
 
 async def gesture(robot: RobotProxy, kind: Literal["nod", "shake_head"]) -> None:
-    """点头（``"nod"``）或摇头（``"shake_head"``），最后头朝正前方。Nod or shake the head."""
+    """点头（``"nod"``）或摇头（``"shake_head"``），最后头朝正前方。Nod or shake the head,
+    together with the sentence that follows (it does not wait for the moves)."""
     moves = _moves(kind)
     if _declared(robot, "gesture", _MOTION):
-        await _move(robot, moves)
+        with robot.timed("with_text"):
+            await _move(robot, moves)
 
 
 # --- faces -------------------------------------------------------------------------------
@@ -249,12 +251,14 @@ async def react(
     *,
     then: Drawing | None = None,
 ) -> None:
-    """显示开心或抱歉的颜文字，同时点头或摇头；做完后换回 ``then``，没有时回到待机。
+    """显示开心或抱歉的颜文字，同时点头或摇头；接下来这句话说完后换回 ``then``，没有时回到待机。
 
-    Show a ``happy`` or ``sorry`` kaomoji, do the gesture, then put ``then`` (a drawing)
-    back on the screen, or the standby eyes when ``then`` is None. Without a gesture the
-    face is held for 1.2 s by a still move to the front, because the main agent runs the
-    queued calls back to back and waits only for moves.
+    Show a ``happy`` or ``sorry`` kaomoji at once; the gesture starts together with the
+    sentence that follows (the head moves while the verdict is spoken: the sentence does not
+    wait for the moves), and once that sentence has been said the screen shows ``then`` (a
+    drawing), or the standby eyes when ``then`` is None. Without a gesture the face is held
+    for at least 1.2 s by a still move to the front, so a reaction with no sentence after
+    it is still seen.
 
     Raises:
         ValueError: unknown face or gesture.
@@ -267,11 +271,13 @@ async def react(
     if not _declared(robot, "react", _MOTION, _RUNTIME):
         return
     await _put(robot, _FACES[face])
-    await _move(robot, moves)
-    if after is None:
-        await standby(robot)
-    else:
-        await _put(robot, after)
+    with robot.timed("with_text"):
+        await _move(robot, moves)
+    with robot.timed("after_text"):
+        if after is None:
+            await standby(robot)
+        else:
+            await _put(robot, after)
 
 
 # --- progress ----------------------------------------------------------------------------

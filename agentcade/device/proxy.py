@@ -29,15 +29,16 @@ No I/O, no trio.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import weakref
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Iterator
 from typing import Any, Protocol
 
 from agentcade.core.allowlist import ALLOWED_CALLS
 from agentcade.core.errors import DirectiveErrorKind
-from agentcade.core.protocol import Directive
+from agentcade.core.protocol import Directive, Timing
 from agentcade.core.trace import NULL_TRACE, Trace, current_caller
 from agentcade.device.validate import (
     DirectiveError,
@@ -122,6 +123,7 @@ class RobotProxy:
         self._sink: DirectiveSink | None = None
         self._trace: Trace = NULL_TRACE
         self._owns_display = False
+        self._timing: Timing = "queue"
         for domain, cls in _DOMAIN_CLASSES.items():
             object.__setattr__(self, domain, cls(self))
 
@@ -148,6 +150,17 @@ class RobotProxy:
     def __repr__(self) -> str:
         state = "bound" if self._sink is not None else "unbound"
         return f"RobotProxy(capabilities={self._declared!r}, {state})"
+
+    @contextlib.contextmanager
+    def timed(self, timing: Timing) -> Iterator[None]:
+        """Calls made inside run at ``timing`` relative to the reply's text (see
+        :data:`~agentcade.core.protocol.Timing`): ``effects.react`` moves the head
+        ``with_text`` and puts the screen back ``after_text``."""
+        previous, self._timing = self._timing, timing
+        try:
+            yield
+        finally:
+            self._timing = previous
 
     # -- host-facing ----------------------------------------------------------------------
 
@@ -190,6 +203,7 @@ class RobotProxy:
                 call=call,
                 args=[_json_safe(call, f"argument {i + 1}", a) for i, a in enumerate(args)],
                 kwargs={k: _json_safe(call, k, v) for k, v in kwargs.items()},
+                timing=self._timing,
             )
             validate_directive(directive, self._declared)
         except DirectiveError as error:

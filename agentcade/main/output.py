@@ -3,7 +3,12 @@
 One task (``await nursery.start(queue.run)``) plays everything put into the queue, in
 order, on one :class:`~agentcade.device.robots.Robot`:
 
-* each reply's directives run in order, then its text is spoken;
+* each reply's directives run in order, then its text is spoken — except a reaction's
+  (``Directive.timing``): a directive marked ``with_text`` starts together with the text,
+  which does not wait for it (the head shakes while the verdict is spoken; such directives
+  run in order among themselves), and the directives after it run once the text has been
+  said (the face stays until then, the communication design's 游戏 Agent section); after
+  a barge-in those still run, briefly;
 * a directive is re-validated first (``validate_directive`` against the game's declared
   capabilities: a remote game is untrusted); an invalid, undeclared or not-allowed one is
   skipped and traced ``directive_skipped``;
@@ -49,10 +54,14 @@ __all__ = [
     "JOB_WAIT_LIMIT",
     "NOT_WAITED",
     "RESET_MOVE_MS",
+    "RESTORE_LIMIT",
     "GameLike",
     "OutputQueue",
     "reset_directives",
 ]
+
+RESTORE_LIMIT = 1.0
+"""How long, after a barge-in, the screen a reaction returns to may take to be put back."""
 
 JOB_WAIT_LIMIT = 10.0
 """The longest the queue waits for one Job (the guide: 最多等 10 秒)."""
@@ -122,6 +131,8 @@ class _Item:
     """The request that queued it: its records are grouped under the same id."""
     generation: int = 0
     """Replies queued before the last :meth:`OutputQueue.interrupt` are not played."""
+    after_text: list[Directive] = field(default_factory=list)
+    """The directives still to run once the text has been said (kept for a barge-in)."""
 
 
 class OutputQueue:
@@ -241,6 +252,7 @@ class OutputQueue:
                         self._playing = None
                         if scope.cancelled_caught:
                             self._trace.record("reply_interrupted", text=_text(item))
+                            await self._restore(item)
                             continue
                     if item.after is not None:
                         item.after()
@@ -272,7 +284,30 @@ class OutputQueue:
             return
         reply = item.reply
         assert reply is not None
-        for directive in reply.directives:
+        before, along, item.after_text = self._split(reply.directives, game, item.remote)
+        for directive in before:
+            await self._execute(directive, game, remote=item.remote)
+        async with trio.open_nursery() as nursery:
+            if along:
+                nursery.start_soon(self._lane, along, game, item.remote)
+            await self._say(reply.text, game)
+        after, item.after_text = item.after_text, []
+        for directive in after:
+            await self._execute(directive, game, remote=item.remote)
+
+    def _split(
+        self, directives: Sequence[Directive], game: GameLike | None, remote: bool
+    ) -> tuple[list[Directive], list[Directive], list[Directive]]:
+        """(before the text, along with it, after it): the valid directives of a reply.
+
+        Up to the first ``with_text`` directive everything runs before the text (the
+        guide's order); from there the ``with_text`` ones run along with the text and all
+        the others once it has been said, each part in its own order.
+        """
+        before: list[Directive] = []
+        along: list[Directive] = []
+        after: list[Directive] = []
+        for directive in directives:
             try:
                 validate_directive(directive, game.capabilities if game is not None else ())
             except DirectiveError as exc:
@@ -283,23 +318,46 @@ class OutputQueue:
                     kind=exc.kind,
                     reason=exc.reason,
                     game=game.id if game is not None else None,
-                    remote=item.remote,
+                    remote=remote,
                 )
                 continue
-            await self._execute(directive, game, remote=item.remote)
-        if reply.text.strip():
-            started = trio.current_time()
-            try:
-                await self.robot.speak(reply.text)
-            except DeviceError as exc:
-                self._trace.record("speech_failed", text=reply.text, reason=str(exc))
-                return
-            self._trace.record(
-                "spoken",
-                text=reply.text,
-                game=game.id if game is not None else None,
-                ms=_ms(started),
-            )
+            if directive.timing == "with_text":
+                along.append(directive)
+            elif along or after or directive.timing == "after_text":
+                after.append(directive)
+            else:
+                before.append(directive)
+        return before, along, after
+
+    async def _lane(self, directives: list[Directive], game: GameLike | None, remote: bool) -> None:
+        """Run the ``with_text`` directives in order while the text is spoken (a gesture's
+        moves wait for each other, the sentence waits for none of them)."""
+        for directive in directives:
+            await self._execute(directive, game, remote=remote)
+
+    async def _say(self, text: str, game: GameLike | None) -> None:
+        if not text.strip():
+            await trio.lowlevel.checkpoint()
+            return
+        started = trio.current_time()
+        try:
+            await self.robot.speak(text)
+        except DeviceError as exc:
+            self._trace.record("speech_failed", text=text, reason=str(exc))
+            return
+        self._trace.record(
+            "spoken", text=text, game=game.id if game is not None else None, ms=_ms(started)
+        )
+
+    async def _restore(self, item: _Item) -> None:
+        """After a barge-in: still run what was to come after the text (the screen a
+        reaction returns to), briefly and without waiting for Jobs, so no face is left."""
+        after, item.after_text = item.after_text, []
+        if not after:
+            return
+        with trio.move_on_after(RESTORE_LIMIT):
+            for directive in after:
+                await self._execute(directive, item.game, remote=item.remote, wait=False)
 
     async def _execute(
         self,

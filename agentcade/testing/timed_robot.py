@@ -57,9 +57,12 @@ class TimedRobot:
         durations: dict[str, float | None] | None = None,
         *,
         fail: dict[str, DeviceError] | None = None,
+        speech_per_char: float = 0.0,
     ) -> None:
         self.durations = {**DEFAULT_DURATIONS, **(durations or {})}
         self.fail = fail or {}
+        self.speech_per_char = speech_per_char
+        """Seconds each character of spoken text takes (0: speaking is instant)."""
         self.timeline: list[tuple[float, str]] = []
         self.cancelled: list[str] = []
 
@@ -102,6 +105,9 @@ class TimedRobot:
     async def speak(self, text: str) -> None:
         await trio.lowlevel.checkpoint()
         self._log(f"say {text}")
+        if self.speech_per_char:
+            await trio.sleep(self.speech_per_char * len(text))
+            self._log(f"said {text}")
 
     async def aclose(self) -> None:
         await trio.lowlevel.checkpoint()

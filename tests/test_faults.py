@@ -114,6 +114,8 @@ def test_budgets_have_defaults_and_refuse_values_out_of_range() -> None:
     assert Budgets.from_values({"AGENTCADE_PATIENCE": "2.5"}).patience == 2.5
     with pytest.raises(SettingsError, match="AGENTCADE_LINE_BUDGET"):
         Budgets.from_values({"AGENTCADE_LINE_BUDGET": "inf"})
+    with pytest.raises(SettingsError, match="AGENTCADE_GAME_TIMEOUT"):
+        Budgets.from_values({"AGENTCADE_GAME_TIMEOUT": "601"})
 
 
 # ------------------------------------------------------------------ item 15: game code
@@ -226,7 +228,7 @@ async def test_a_20000_character_line_reaches_the_game_cut_to_the_input_limit(
 
 # ------------------------------------------------------------------ items 8, 9, 10: the main agent
 
-QUICK = Budgets(patience=0.3, line=1.5)
+QUICK = Budgets(patience=0.3, line=1.5, game=1.5)
 
 
 async def test_a_remote_games_thousand_intermediate_replies_are_capped(nursery, tmp_path) -> None:
@@ -297,13 +299,13 @@ async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path)
     assert heard.speech[-1] == "远程end"
 
 
-async def test_a_remote_game_that_never_answers_is_told_within_the_line_budget(nursery, tmp_path) -> None:
-    """Items 9/10: the wait for a game's reply is bounded by the line budget, not 210 s."""
+async def test_a_remote_game_that_never_answers_is_told_within_the_game_timeout(nursery, tmp_path) -> None:
+    """Items 9/10: the wait for a game's reply is bounded (``AGENTCADE_GAME_TIMEOUT``)."""
     heard = Heard()
     async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):  # type: ignore[arg-type]
         agent.budgets = QUICK
         await agent.on_user("玩回声")
-        with trio.fail_after(QUICK.line + 2):
+        with trio.fail_after(QUICK.game + 2):
             await agent.on_user("你在吗")
             await agent.wait_idle()
         assert heard.speech[-2:] == [WAIT_TEXT, REMOTE_SLOW.format(name="回声")]

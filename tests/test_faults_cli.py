@@ -301,7 +301,7 @@ async def test_storm_every_line_is_answered_within_its_budget_and_nothing_crashe
     storm_model(fake)
     budget = 5.0
     env = {**model_env(cli_env, fake), "LLM_TIMEOUT": "2", "AGENTCADE_PATIENCE": "0.5",
-           "AGENTCADE_LINE_BUDGET": str(budget)}
+           "AGENTCADE_LINE_BUDGET": str(budget), "AGENTCADE_GAME_TIMEOUT": str(budget)}
     proc = await AgentcadeProcess.start(nursery, env, "play", "--no-pages", "--game", game_url)
     lines = [
         "你好", "今天天气怎么样", "讲个笑话", "再讲一个", "你会什么",  # the model's faults

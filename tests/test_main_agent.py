@@ -28,6 +28,7 @@ from agentcade.main.agent import (
     BUSY_TEXT,
     MODEL_DOWN,
     REMOTE_FAILED,
+    REMOTE_SLOW,
     WHICH_GAME,
     MainAgent,
     OfflineMainModel,
@@ -285,14 +286,15 @@ async def test_remote_game_down_is_told_and_message_failure_keeps_the_session(nu
     assert any(r["type"] == "game_error" for r in records)
 
 
-async def test_remote_game_that_hangs_times_out_and_is_told(nursery, tmp_path) -> None:
+async def test_remote_game_that_hangs_past_the_a2a_reply_timeout_is_told_as_not_answering(nursery, tmp_path) -> None:
     heard = Heard()
-    async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=0.3) as (agent, _, _s):
+    async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=0.3) as (agent, records, _s):
         await agent.on_user("玩回声")
         with trio.fail_after(5):
             await agent.on_user("你在吗")
-        assert heard.speech[-1] == REMOTE_FAILED.format(name="回声")
+        assert heard.speech[-1] == REMOTE_SLOW.format(name="回声")
         assert agent.current is not None
+    assert [r["kind"] for r in records if r["type"] == "game_timeout"] == ["message"]
 
 
 async def test_remote_start_failure_clears_the_session(nursery, tmp_path) -> None:

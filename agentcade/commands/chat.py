@@ -61,9 +61,10 @@ def run(args: argparse.Namespace) -> int:
 
 async def _chat(args: argparse.Namespace, trace: Trace) -> int:
     global _patience
-    _patience = load_budgets().patience
+    budgets = load_budgets()
+    _patience = budgets.patience
     if is_url(args.game):
-        async with open_game(args.game, trace=trace) as client:
+        async with open_game(args.game, trace=trace, game_timeout=budgets.game) as client:
             return await _session(client, args)
     async with open_local_game(args.game, trace=trace) as local:
         if local.settings.llm.offline:

@@ -572,7 +572,9 @@ BUDGET_SPECS: tuple[tuple[SettingSpec, float, float], ...] = (
     (SettingSpec(key="AGENTCADE_PATIENCE", default="4",
                  description="一句话说完后最多安静几秒，没有回应就先说“稍等”（0.5 到 30）"), 0.5, 30.0),
     (SettingSpec(key="AGENTCADE_LINE_BUDGET", default="45",
-                 description="一句话最多等几秒回应，超过就说出了点问题（5 到 600）"), 5.0, 600.0),
+                 description="主 Agent 的大模型最多想几秒，超过就由代码接手（5 到 600）"), 5.0, 600.0),
+    (SettingSpec(key="AGENTCADE_GAME_TIMEOUT", default="210",
+                 description="游戏最多几秒没有任何回复，超过就当成连接超时（5 到 600）"), 5.0, 600.0),
 )
 """The host's time budgets, with their ranges (the README's "Time budgets" table)."""
 
@@ -580,9 +582,10 @@ BUDGET_SPECS: tuple[tuple[SettingSpec, float, float], ...] = (
 class Budgets(BaseModel):
     """How long the family may wait; read from ``AGENTCADE_*`` like the ``LLM_*`` keys.
 
-    The model's own budget is ``LLM_TIMEOUT`` (one call, retries included); a remote game's
-    is the line budget. What is heard in the meantime is the main agent's business
-    (``agentcade.main.agent``).
+    The model's own budget is ``LLM_TIMEOUT`` (one call, retries included); a game's is
+    ``game``: the guide promises a game 210 s without any reply before the host treats
+    it as a connection timeout (a remote game may think long: a slow model, a drawing).
+    What is heard in the meantime is the main agent's business (``agentcade.main.agent``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -590,16 +593,18 @@ class Budgets(BaseModel):
     patience: float = 4.0
     """Seconds of silence after a line before the main agent says "稍等"."""
     line: float = 45.0
-    """Seconds a line may wait for its answer (a model turn, a game's next reply)."""
+    """Seconds the main agent's model turn may take before the code router takes over."""
+    game: float = 210.0
+    """Seconds a game may stay without any reply (to a request, between its replies)."""
 
     @classmethod
     def from_values(cls, values: Mapping[str, str]) -> Self:
-        """Build from ``AGENTCADE_PATIENCE`` / ``AGENTCADE_LINE_BUDGET``; unset keeps defaults.
+        """Build from the ``AGENTCADE_*`` budget keys; unset keeps the defaults.
 
         Raises:
             SettingsError: a value that is not a number in its range (the key is named).
         """
-        fields = dict(zip(("patience", "line"), BUDGET_SPECS, strict=True))
+        fields = dict(zip(("patience", "line", "game"), BUDGET_SPECS, strict=True))
         data: dict[str, float] = {}
         for field, (spec, low, high) in fields.items():
             raw = values.get(spec.key, "").strip()

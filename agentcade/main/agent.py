@@ -23,9 +23,12 @@ however the model or a game behaves.
   model still thinks, the game has not answered), "稍等" is said once (``WAIT_TEXT``) and,
   for a game, the user's turn ends there: the next line is heard, so "结束游戏" said to a
   hanging game cancels its unfinished request and sends ``end`` at once.
-* Line budget: the model's turn, and each wait for a game's next reply, get at most
-  ``budgets.line`` seconds; then the model is taken as failed (the code router takes over)
-  and the game as not answering (``REMOTE_SLOW``).
+* Line budget: the model's turn gets at most ``budgets.line`` seconds; then the model is
+  taken as failed (the code router takes over).
+* Game timeout: a game may stay ``budgets.game`` seconds (the guide's 210) without any
+  reply, to a request or between its replies; then it is taken as not answering
+  (``REMOTE_SLOW``). A2A's own reply timeout (``GameRemoteError`` kind ``timeout``) is the
+  same setting and is told the same way.
 * At most ``MAX_INTERMEDIATE`` intermediate replies of one request are played; the rest
   are dropped (traced ``reply_cap`` once), the final reply always plays.
 * Input: a line is cut to ``MAX_INPUT`` characters; a long one is routed in a worker
@@ -51,6 +54,7 @@ from typing import Any, Literal
 
 import trio
 
+from agentcade.core.errors import GameRemoteError, RemoteErrorKind
 from agentcade.core.lifecycle.current_game import CurrentEvent, CurrentGame, CurrentState
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.settings import Budgets
@@ -506,7 +510,7 @@ class MainAgent:
         settled: Callable[[], None],
         quiet: bool,
     ) -> None:
-        budget = self.budgets.line
+        budget = self.budgets.game
         patience = trio.CancelScope(deadline=trio.current_time() + budget)
         intermediate = 0
         try:
@@ -542,17 +546,36 @@ class MainAgent:
                             first.set()
                         patience.deadline = trio.current_time() + budget
             if patience.cancelled_caught:
-                self.trace.record("game_timeout", game=current.info.id, kind=game_input.kind, after=budget)
-                log.warning("game %s did not answer its %s within %g s", current.info.id, game_input.kind, budget)
-                if game_input.kind == "start":
-                    self._clear(current)
-                await self._say(REMOTE_SLOW.format(name=current.info.name))
+                await self._timed_out(current, game_input, budget)
+        except GameRemoteError as exc:
+            if exc.kind is not RemoteErrorKind.TIMEOUT:
+                await self._failed(current, game_input, exc)
+            else:  # the A2A client's reply timeout
+                await self._timed_out(current, game_input, None, str(exc))
         except Exception as exc:  # noqa: BLE001 - the one boundary: any game failure is told, then we carry on
-            log.warning("game %s failed on %s: %s", current.info.id, game_input.kind, exc)
-            self.trace.record("game_error", game=current.info.id, kind=game_input.kind, error=str(exc))
-            if game_input.kind == "start":
-                self._clear(current)
-            await self._say(REMOTE_FAILED.format(name=current.info.name))
+            await self._failed(current, game_input, exc)
+
+    async def _timed_out(
+        self, current: _Current, game_input: GameInput, after: float | None, error: str = ""
+    ) -> None:
+        """The game stayed silent too long: told as not answering; a start clears it."""
+        if after is None:
+            self.trace.record("game_timeout", game=current.info.id, kind=game_input.kind, error=error)
+            log.warning("game %s did not answer its %s: %s", current.info.id, game_input.kind, error)
+        else:
+            self.trace.record("game_timeout", game=current.info.id, kind=game_input.kind, after=after)
+            log.warning("game %s did not answer its %s within %g s", current.info.id, game_input.kind, after)
+        if game_input.kind == "start":
+            self._clear(current)
+        await self._say(REMOTE_SLOW.format(name=current.info.name))
+
+    async def _failed(self, current: _Current, game_input: GameInput, exc: Exception) -> None:
+        """The game failed this request: told; a start clears it, a message keeps it."""
+        log.warning("game %s failed on %s: %s", current.info.id, game_input.kind, exc)
+        self.trace.record("game_error", game=current.info.id, kind=game_input.kind, error=str(exc))
+        if game_input.kind == "start":
+            self._clear(current)
+        await self._say(REMOTE_FAILED.format(name=current.info.name))
 
     def _clear(self, current: _Current) -> None:
         """Forget the game; the robot is reset after everything queued so far is played."""

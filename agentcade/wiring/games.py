@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import trio
 
-from agentcade.core.settings import AgentSettings, SettingsError
+from agentcade.core.settings import AgentSettings, Budgets, SettingsError
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.client import GameClient, GameInfo, InProcessGameClient, is_url
 from agentcade.game.host import GameHost
@@ -92,13 +92,25 @@ class _FreshSettings:
         return settings
 
 
+GAME_TIMEOUT = Budgets().game
+"""The guide's 210 s; ``open_pipeline`` passes the ``AGENTCADE_GAME_TIMEOUT`` setting."""
+
+
 @asynccontextmanager
-async def open_game(target: str, *, trace: Trace = NULL_TRACE) -> AsyncIterator[GameClient]:
-    """A ``GameClient`` for a folder, a built-in id or a URL."""
+async def open_game(
+    target: str, *, trace: Trace = NULL_TRACE, game_timeout: float = GAME_TIMEOUT
+) -> AsyncIterator[GameClient]:
+    """A ``GameClient`` for a folder, a built-in id or a URL.
+
+    ``game_timeout`` (``AGENTCADE_GAME_TIMEOUT``) is how long a remote game may stay
+    without any reply before its request is given up.
+    """
     if is_url(target):
+        from agentcade.a2a.client import A2AClient
         from agentcade.wiring.remote import open_remote_game
 
-        async with open_remote_game(target, trace=trace) as remote:
+        client = A2AClient(reply_timeout=game_timeout)
+        async with open_remote_game(target, trace=trace, client=client) as remote:
             yield remote
         return
     async with open_local_game(target, trace=trace) as local:

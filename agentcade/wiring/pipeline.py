@@ -59,7 +59,7 @@ async def open_pipeline(
     """
     budgets = budgets or load_budgets()
     async with open_registry(
-        extra=games, remote=remote, builtin_dir=builtin_dir, trace=trace
+        extra=games, remote=remote, builtin_dir=builtin_dir, trace=trace, game_timeout=budgets.game
     ) as registry:
         if model is None:
             chat_model, offline = main_model(registry, trace)

@@ -28,7 +28,7 @@ from agentcade.core.settings import user_config_dir
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.registry import GameRegistry
-from agentcade.wiring.games import is_url, open_game
+from agentcade.wiring.games import GAME_TIMEOUT, is_url, open_game
 
 __all__ = [
     "CARD_TIMEOUT",
@@ -99,8 +99,11 @@ async def open_registry(
     remote: Sequence[str] | None = None,
     builtin_dir: Path | None = None,
     trace: Trace = NULL_TRACE,
+    game_timeout: float = GAME_TIMEOUT,
 ) -> AsyncIterator[GameRegistry]:
     """Open every built-in game, the installed remote games and ``extra`` (``--game``).
+
+    ``game_timeout``: how long a remote game may stay without any reply (``open_game``).
 
     A game that fails to open is left out and named in ``registry.problems`` (and kept
     in ``registry.failed`` for a retry) so one broken game never keeps the robot from
@@ -115,13 +118,13 @@ async def open_registry(
     async with AsyncExitStack() as stack:
         for target in targets:
             try:
-                client = await stack.enter_async_context(open_game(target, trace=trace))
+                client = await stack.enter_async_context(open_game(target, trace=trace, game_timeout=game_timeout))
             except Exception as exc:  # noqa: BLE001 - one broken game must not stop the others
                 _unavailable(registry, target, str(exc))
                 continue
             registry.add(client)
         async with trio.open_nursery() as nursery:
-            registry.start(nursery, lambda target: open_game(target, trace=trace))
+            registry.start(nursery, lambda target: open_game(target, trace=trace, game_timeout=game_timeout))
             joined = {url: trio.Event() for url in dict.fromkeys(urls)}
             for url, done in joined.items():
                 nursery.start_soon(_join, registry, url, done, trace)

@@ -129,8 +129,9 @@ def _make_sdk_executor() -> Any:
     class SDKEchoExecutor(AgentExecutor):
         """The echo game as an a2a-sdk AgentExecutor speaking agentcade/1."""
 
-        def __init__(self, delay: float = 0.0) -> None:
+        def __init__(self, delay: float = 0.0, final_text: str | None = None) -> None:
             self.delay = delay
+            self.final_text = final_text
 
         async def execute(self, context: Any, event_queue: Any) -> None:
             message = context.message
@@ -151,6 +152,8 @@ def _make_sdk_executor() -> Any:
             )
             if self.delay:
                 await asyncio.sleep(self.delay)
+            if self.final_text is not None:  # a game that breaks "the final reply has text"
+                final = final.model_construct(**{**dict(final), "text": self.final_text})
             await updater.update_status(
                 TaskState.TASK_STATE_COMPLETED,
                 reply_message(
@@ -165,8 +168,11 @@ def _make_sdk_executor() -> Any:
     return SDKEchoExecutor
 
 
-def sdk_app(port: int, *, delay: float = 0.0) -> Any:
-    """A starlette app serving the echo game with a2a-sdk's DefaultRequestHandler."""
+def sdk_app(port: int, *, delay: float = 0.0, final_text: str | None = None) -> Any:
+    """A starlette app serving the echo game with a2a-sdk's DefaultRequestHandler.
+
+    ``final_text`` replaces the text of every final reply (``""``: an empty one).
+    """
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
     from a2a.server.tasks import InMemoryTaskStore
@@ -175,7 +181,7 @@ def sdk_app(port: int, *, delay: float = 0.0) -> Any:
     from starlette.applications import Starlette
 
     card = ParseDict(echo_card(port), AgentCard(), ignore_unknown_fields=True)
-    handler = DefaultRequestHandler(_make_sdk_executor()(delay), InMemoryTaskStore(), card)
+    handler = DefaultRequestHandler(_make_sdk_executor()(delay, final_text), InMemoryTaskStore(), card)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
     return Starlette(routes=routes)
 
@@ -183,12 +189,12 @@ def sdk_app(port: int, *, delay: float = 0.0) -> Any:
 class SDKServerThread:
     """uvicorn + the SDK app on a free port, in a thread (for tests)."""
 
-    def __init__(self, *, delay: float = 0.0) -> None:
+    def __init__(self, *, delay: float = 0.0, final_text: str | None = None) -> None:
         import uvicorn
 
         self.port = free_port()
         config = uvicorn.Config(
-            sdk_app(self.port, delay=delay),
+            sdk_app(self.port, delay=delay, final_text=final_text),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",

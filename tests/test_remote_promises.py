@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 
@@ -27,10 +28,17 @@ from agentcade.a2a.server import serve_a2a
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.settings import Budgets
 from agentcade.device.robots import ConsoleRobot
-from agentcade.main.agent import REMOTE_SLOW, WAIT_TEXT, MainAgent, OfflineMainModel
+from agentcade.main.agent import (
+    REMOTE_CUT_SHORT,
+    REMOTE_SAID_NOTHING,
+    REMOTE_SLOW,
+    WAIT_TEXT,
+    MainAgent,
+    OfflineMainModel,
+)
 from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.wiring.pipeline import open_pipeline
-from tests.a2a_peers import FakeSkill
+from tests.a2a_peers import ECHO_WORKING, FakeSkill, SDKServerThread
 from tests.test_main_agent import Heard
 
 PATIENCE = 4.0
@@ -158,3 +166,81 @@ def test_the_readme_the_guide_and_the_templates_docs_give_the_same_game_timeout(
     read_timeout = re.search(r"proxy_read_timeout (\d+)s;", nginx)
     assert read_timeout is not None
     assert int(read_timeout.group(1)) > Budgets().game
+
+
+# ------------------------------------------------------------------ every request is answered
+
+
+class MuteGame:
+    """A remote game whose final reply to a message carries ``final`` as its text."""
+
+    def __init__(self, final: str, *, before: str = "") -> None:
+        self.final = final
+        self.before = before
+
+    async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
+        if game_input.kind != "message":
+            ended = game_input.kind == "end"
+            await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
+            return
+        if self.before:
+            await emit(GameReply(text=self.before), False)
+        await emit(GameReply(text=self.final), True)
+
+
+@pytest.mark.parametrize(
+    ("final", "reason"),
+    [("", "empty"), ("   ", "empty"), ('```json\n{"outcome": "wrong"}\n```', "unspeakable"),
+     ("<tool_call>check_answer(1)</tool_call>", "unspeakable")],
+    ids=["empty", "blank", "a code block", "a tool call"],
+)
+async def test_a_remote_final_reply_with_nothing_to_say_is_replaced_by_a_spoken_line(
+    nursery: trio.Nursery, tmp_path: Path, final: str, reason: str
+) -> None:
+    """It was silence: the family waited for an answer that never came."""
+    async with played(nursery, MuteGame(final), tmp_path, Budgets()) as (agent, heard, records):
+        await agent.on_user("玩回声")
+        await agent.on_user("是小猫吗")
+        await agent.wait_idle()
+    spoken = REMOTE_SAID_NOTHING["message"].format(name="回声")
+    assert heard.speech[:2] == ["远程start", spoken]
+    fallbacks = [r for r in records if r["type"] == "reply_fallback"]
+    assert [(r["kind"], r["reason"], r["text"]) for r in fallbacks] == [("message", reason, spoken)]
+
+
+async def test_a_remote_final_reply_that_is_empty_after_stalling_says_the_game_stopped_short(
+    nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """The last thing heard must not be the game's "稍等"."""
+    async with played(nursery, MuteGame("", before="稍等，我想想"), tmp_path, Budgets()) as (agent, heard, _):
+        await agent.on_user("玩回声")
+        await agent.on_user("是小猫吗")
+        await agent.wait_idle()
+    assert heard.speech[:3] == ["远程start", "稍等，我想想", REMOTE_CUT_SHORT.format(name="回声")]
+
+
+async def test_a_remote_games_markup_is_not_read_out(nursery: trio.Nursery, tmp_path: Path) -> None:
+    game = MuteGame('不对哦，再猜猜。{"outcome": "wrong", "score": 0}')
+    async with played(nursery, game, tmp_path, Budgets()) as (agent, heard, records):
+        await agent.on_user("玩回声")
+        await agent.on_user("是小狗吗")
+        await agent.wait_idle()
+    assert heard.speech[1] == "不对哦，再猜猜。"
+    assert not [r for r in records if r["type"] == "reply_fallback"]
+
+
+async def test_a_game_written_on_a2a_sdk_whose_final_replies_are_empty_is_answered(tmp_path: Path) -> None:
+    """The issue's author wrote the game directly on a2a-sdk (its DefaultRequestHandler)."""
+    with SDKServerThread(final_text="") as sdk:
+        heard = Heard()
+        trace, records = recording_trace()
+        async with open_pipeline(
+            ConsoleRobot(heard.out), builtin_dir=tmp_path, remote=[sdk.url], model=OfflineMainModel,
+            trace=trace, budgets=Budgets(),
+        ) as (agent, _):
+            await agent.on_user("玩回声")
+            await agent.on_user("是小猫吗")
+            await agent.wait_idle()
+    cut_short = REMOTE_CUT_SHORT.format(name="回声")
+    assert heard.speech[:4] == [ECHO_WORKING, cut_short, ECHO_WORKING, cut_short]
+    assert [r["kind"] for r in records if r["type"] == "reply_fallback"][:2] == ["start", "message"]

@@ -29,6 +29,9 @@ however the model or a game behaves.
   reply, to a request or between its replies; then it is taken as not answering
   (``REMOTE_SLOW``). A2A's own reply timeout (``GameRemoteError`` kind ``timeout``) is the
   same setting and is told the same way.
+* A remote game's text passes the speech hygiene (``speakable``) before it is played; a
+  final reply left with nothing to say is replaced by ``REMOTE_SAID_NOTHING`` /
+  ``REMOTE_CUT_SHORT`` (traced ``reply_fallback``), so every request ends with speech.
 * At most ``MAX_INTERMEDIATE`` intermediate replies of one request are played; the rest
   are dropped (traced ``reply_cap`` once), the final reply always plays.
 * Input: a line is cut to ``MAX_INPUT`` characters; a long one is routed in a worker
@@ -58,7 +61,7 @@ from agentcade.core.errors import GameRemoteError, RemoteErrorKind
 from agentcade.core.lifecycle.current_game import CurrentEvent, CurrentGame, CurrentState
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.settings import Budgets
-from agentcade.core.speech import MAX_INPUT, clip_input
+from agentcade.core.speech import MAX_INPUT, clip_input, speakable
 from agentcade.core.trace import NULL_TRACE, Trace, current_request_id, request_scope
 from agentcade.game.client import GameClient, GameInfo, is_url
 from agentcade.game.turn import clip_text
@@ -67,7 +70,16 @@ from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
 from agentcade.main.router import Route, find_named, games_text, route
 
-__all__ = ["BUSY_TEXT", "MAX_INTERMEDIATE", "REMOTE_SLOW", "WAIT_TEXT", "MainAgent", "OfflineMainModel"]
+__all__ = [
+    "BUSY_TEXT",
+    "MAX_INTERMEDIATE",
+    "REMOTE_CUT_SHORT",
+    "REMOTE_SAID_NOTHING",
+    "REMOTE_SLOW",
+    "WAIT_TEXT",
+    "MainAgent",
+    "OfflineMainModel",
+]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +87,15 @@ BUSY_TEXT = "我还在准备呢，稍等一下。"
 REMOTE_FAILED = "{name}那边出了点问题，没能回应。"
 REMOTE_SLOW = "{name}太久没有回应，这一句先不等了。"
 WAIT_TEXT = "稍等一下，我想一想。"
+REMOTE_SAID_NOTHING = {
+    "start": "{name}开始了。",
+    "message": "{name}这一句没有回话，再说一遍试试吧。",
+    "end": "{name}结束了。",
+}
+"""Said for a remote game's final reply with nothing speakable, when nothing else of the
+request was (the communication design: every request ends with a speakable reply)."""
+REMOTE_CUT_SHORT = "{name}的话没说完，你可以接着说。"
+"""Said instead when the request's intermediate replies spoke but its final one did not."""
 NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名就行。"
 NOT_FOUND = "我还不会玩这个游戏。"
 CHAT_FALLBACK = "抱歉，我没听清，你能再说一遍吗？"
@@ -513,6 +534,7 @@ class MainAgent:
         budget = self.budgets.game
         patience = trio.CancelScope(deadline=trio.current_time() + budget)
         intermediate = 0
+        spoke = False  # some text of this request is (to be) spoken
         try:
             with patience:
                 async with current.client.stream(current.context_id, game_input) as replies:
@@ -527,6 +549,9 @@ class MainAgent:
                                 self.trace.record("reply_cap", game=current.info.id, limit=MAX_INTERMEDIATE)
                             patience.deadline = trio.current_time() + budget
                             continue
+                        if _is_remote(current):
+                            reply = self._speakable_reply(current, game_input, reply, is_final, spoke)
+                        spoke = spoke or bool(reply.text.strip())
                         # No checkpoint from here to the clear: nobody may see a settled
                         # request of a session that is already over.
                         if is_final:
@@ -554,6 +579,26 @@ class MainAgent:
                 await self._timed_out(current, game_input, None, str(exc))
         except Exception as exc:  # noqa: BLE001 - the one boundary: any game failure is told, then we carry on
             await self._failed(current, game_input, exc)
+
+    def _speakable_reply(
+        self, current: _Current, game_input: GameInput, reply: GameReply, is_final: bool, spoke: bool
+    ) -> GameReply:
+        """A remote game's reply as it may be heard: its text through the speech hygiene
+        (a remote game's model is trusted no more than ours), and a final reply with nothing
+        speakable left gets a fallback line (traced ``reply_fallback``): every request ends
+        with something the family hears, and the last thing heard is never "稍等"."""
+        text = clip_text(speakable(reply.text)) if reply.text.strip() else ""
+        if is_final and not text:
+            kind = game_input.kind
+            fallback = REMOTE_CUT_SHORT if spoke and kind != "end" else REMOTE_SAID_NOTHING[kind]
+            text = fallback.format(name=current.info.name)
+            self.trace.record(
+                "reply_fallback", game=current.info.id, kind=game_input.kind,
+                reason="unspeakable" if reply.text.strip() else "empty", text=text,
+            )
+        if text == reply.text:
+            return reply
+        return reply.model_copy(update={"text": text})
 
     async def _timed_out(
         self, current: _Current, game_input: GameInput, after: float | None, error: str = ""

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentcade import __version__
+from tests.needs import need_program
 
 pytestmark = pytest.mark.build
 
@@ -172,3 +173,14 @@ def test_the_local_pages_are_served_from_the_bundle(exe: Path, tmp_path: Path) -
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_run_plays_a_spoken_scenario_on_the_simulated_robot_from_the_bundle(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The voice is bundled: PyAV (the microphone's Opus, resampling) and Silero detection."""
+    need_program("espeak-ng", package="espeak-ng")
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("有什么游戏\n", encoding="utf-8")
+    proc = run("run", "--robot", "sim", "--say-file", str(scenario), "--no-pages", "--sim-speed", "8")
+    assert proc.returncode == 0, _explain(proc)
+    assert "剧本说完了" in proc.stdout, _explain(proc)
+    assert "改用音量检测" not in proc.stderr, _explain(proc)  # Silero loaded

@@ -19,6 +19,7 @@ from pydantic import SecretStr
 from agentcade.core.errors import VoiceError
 from agentcade.core.settings import SettingsError
 from agentcade.testing.fake_openai import FakeOpenAI
+from agentcade.testing.room import RoomMixer, parse_room
 from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
@@ -30,7 +31,7 @@ from agentcade.voice.tts import (
     SdkSynthesizer,
     make_synthesizer,
 )
-from agentcade.voice.vad import LoudnessDetector, VadConfig
+from agentcade.voice.vad import LoudnessDetector, SileroDetector, VadConfig, make_detector
 from tests.needs import need_program
 
 FRAME = 1920  # 60 ms at 16 kHz
@@ -82,6 +83,72 @@ def test_an_utterance_ends_at_the_maximum_length_even_without_silence() -> None:
 def test_the_threshold_is_a_setting() -> None:
     loud = LoudnessDetector(VadConfig(threshold=5000))
     assert all(loud.feed(f).kind == "quiet" for f in frames(tone(1.0)))
+
+
+def _espeak_line(text: str) -> bytes:
+    need_program("espeak-ng", package="espeak-ng")
+    return trio.run(EspeakSynthesizer(rate=16000).synthesize, text)
+
+
+def _in_room(voice: bytes, spec: str, seconds_after: float = 2.0) -> list[bytes]:
+    mixer = RoomMixer(parse_room(spec))
+    pcm = bytes(FRAME * 10) + voice + bytes(int(seconds_after * 32000))
+    return [mixer.frame(f, FRAME // 2) for f in frames(pcm)]
+
+
+def test_silero_finds_and_ends_an_utterance_over_a_fan_where_loudness_never_ends() -> None:
+    heard = _in_room(_espeak_line("我猜五十"), "noise=700")
+    detector = SileroDetector()
+    silero = [detector.feed(f).kind for f in heard]
+    loud = LoudnessDetector()
+    loudness = [loud.feed(f).kind for f in heard]
+    assert silero.count("start") == 1
+    assert silero.count("end") == 1
+    assert "end" not in loudness  # the fan keeps a loudness detector open
+
+
+def test_television_bursts_without_speech_start_nothing() -> None:
+    mixer = RoomMixer(parse_room("bursts=on"))
+    detector = SileroDetector()
+    kinds = [detector.feed(mixer.frame(b"", FRAME // 2)).kind for _ in range(400)]  # 24 s
+    assert mixer.bursts_played >= 3
+    assert "start" not in kinds
+
+
+def test_a_quiet_child_is_heard() -> None:
+    heard = _in_room(_espeak_line("结束游戏"), "voice=0.25")
+    detector = SileroDetector()
+    kinds = [detector.feed(f).kind for f in heard]
+    assert kinds.count("start") == 1
+    assert kinds.count("end") == 1
+
+
+def test_the_detector_is_a_setting_and_silero_is_the_default(tmp_path: Path) -> None:
+    env = {"AGENTCADE_HOME": str(tmp_path)}
+    assert load_voice_settings(env).vad.detector == "silero"
+    assert isinstance(make_detector(load_voice_settings(env).vad), SileroDetector)
+    loud = load_voice_settings({**env, "VAD_DETECTOR": "loudness"}).vad
+    assert isinstance(make_detector(loud), LoudnessDetector)
+    with pytest.raises(SettingsError, match="VAD_DETECTOR"):
+        load_voice_settings({**env, "VAD_DETECTOR": "ears"})
+
+
+def test_the_room_scales_the_childs_voice_and_adds_fan_noise_of_the_given_loudness() -> None:
+    voice = tone(0.06, rate=16000)
+    quiet = RoomMixer(parse_room("voice=0.25")).frame(voice, 960)
+    assert abs(rms(quiet) - rms(voice) * 0.25) < 20
+    fan = b"".join(RoomMixer(parse_room("noise=700")).frame(b"", 960) for _ in range(30))
+    assert abs(rms(fan) - 700) < 70
+
+
+def test_the_room_echoes_what_the_speaker_played_a_little_later() -> None:
+    played = tone(0.06, rate=16000)
+
+    def tap(delay: float, n: int) -> array[int]:
+        return array("h", played[:2 * n])
+
+    echoed = RoomMixer(parse_room("echo=0.5"), tap).frame(b"", 960)
+    assert rms(echoed) == pytest.approx(rms(played) * 0.5 * (1 + 0.35 + 0.15), rel=0.05)
 
 
 # -- PCM ---------------------------------------------------------------------------------
@@ -438,3 +505,27 @@ def test_run_says_in_one_line_when_the_robot_cannot_be_reached(tmp_path: Path) -
     assert len(lines) == 1
     assert "ws://127.0.0.1:9" in lines[0]
     assert "sk-hidden-key" not in done.stderr + done.stdout
+
+
+GAME_SENTENCES = [
+    "不对哦，比五十大，再猜猜。",
+    "答对啦！你真厉害，一共猜了三次。",
+    "猜猜我画的是什么动物？",
+    "汤面是这样的：一个男人走进餐厅，点了一碗海龟汤。",
+    "好的，重新开始，我们长大以后再玩。",
+]
+
+
+async def test_the_default_voice_reads_chinese_as_mandarin_not_through_another_language() -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    voice = EspeakSynthesizer()
+    for sentence in GAME_SENTENCES:
+        phonemes = await voice.phonemes(sentence)
+        assert phonemes
+        assert "(" not in phonemes, (sentence, phonemes)  # no (en)/(zh) switch
+
+
+async def test_the_language_switch_check_catches_the_cmn_voice() -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    phonemes = await EspeakSynthesizer("cmn").phonemes(GAME_SENTENCES[0])
+    assert "(en)" in phonemes

@@ -1,7 +1,8 @@
 """``agentcade run`` end to end, on this machine: no hardware, no network.
 
 espeak-ng speaks each scenario line into the simulated robot's microphone (Opus frames over
-the real SDK) -> loudness voice detection -> the scripted recogniser (it checks it got
+the real SDK), in a simulated room when a test says so -> Silero voice detection -> the
+scripted recogniser (it checks it got
 voiced audio of a plausible length) -> the main agent -> the built-in game -> espeak-ng
 TTS, sentence by sentence -> the simulated speaker (``audio.stream`` with credits and the
 sha256 check). The simulated device plays and listens four times faster than real time.
@@ -22,6 +23,7 @@ import trio
 from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import MainAgent, OfflineMainModel
+from agentcade.testing.room import parse_room
 from agentcade.testing.sim import SimDevice, open_sim_robot
 from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.voice.scripted import ScriptedRecognizer
@@ -83,10 +85,14 @@ class Stack:
 
 @asynccontextmanager
 async def voice_stack(
-    lines: Sequence[str], *, tts: Synthesizer | None = None, greet: bool = False
+    lines: Sequence[str],
+    *,
+    tts: Synthesizer | None = None,
+    greet: bool = False,
+    room: str = "",
 ) -> AsyncIterator[Stack]:
     trace, records = recording_trace()
-    device = SimDevice(audio_speed=SPEED)
+    device = SimDevice(audio_speed=SPEED, room=parse_room(room))
     async with open_sim_robot(device=device) as sim:
         voice = VoiceRobot(sim, tts or EspeakSynthesizer(), trace=trace, print_speech=False)
         recognizer = ScriptedRecognizer(lines)
@@ -216,3 +222,29 @@ async def test_nothing_is_heard_while_the_robot_speaks(espeak: str) -> None:
             stack.recognizer._lines.pop(0)
             await stack.say("十")
             assert [h.text for h in stack.loop.heard] == ["玩猜数字", "十"]
+
+
+@pytest.mark.parametrize("room", ["noise=700", "bursts=on", "voice=0.25", "noise=700,voice=0.25"])
+async def test_a_guess_number_scenario_is_heard_line_by_line_in_a_family_room(
+    espeak: str, room: str
+) -> None:
+    lines = ["玩猜数字", "五十", "二十五", "给我一点提示", "结束游戏"]
+    with trio.fail_after(180):
+        async with voice_stack(lines, room=room) as stack:
+            await stack.say(*lines)
+            assert [h.text for h in stack.loop.heard] == lines
+            assert len(stack.records.of("speech_heard")) == len(lines)
+            assert not stack.records.of("scenario_line_not_heard")
+
+
+async def test_television_bursts_with_nobody_speaking_are_not_heard(espeak: str) -> None:
+    with trio.fail_after(60):
+        async with voice_stack([], room="noise=700,bursts=on") as stack:
+            await stack.loop.wait_ready_for_speech()
+            mixer = stack.device.audio.microphone.mixer
+            assert mixer is not None
+            while mixer.bursts_played < 4:  # noqa: ASYNC110 - a poll of the simulated room
+                await trio.sleep(0.5)
+            await trio.sleep(1.0)
+            assert not stack.records.of("speech_heard")
+            assert stack.loop.heard == []

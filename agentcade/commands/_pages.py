@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from agentcade.core.trace import Trace
@@ -47,20 +47,36 @@ def add_pages_options(p: argparse.ArgumentParser) -> None:
 
 @asynccontextmanager
 async def pages_from_args(
-    args: argparse.Namespace, agent: MainAgent, registry: GameRegistry, trace: Trace
+    args: argparse.Namespace,
+    agent: MainAgent,
+    registry: GameRegistry,
+    trace: Trace,
+    *,
+    on_saved: Callable[[frozenset[str]], Awaitable[None]] | None = None,
+    voice_required: bool = False,
 ) -> AsyncIterator[Pages | None]:
     """The running pages, or None (turned off, or the port is taken: one line says so).
 
     Says where they are, and points to the settings page when a game could not open.
+    ``on_saved`` is also told which keys the settings page saved (after the main agent's
+    model followed them); ``voice_required`` (``run``) sends ``/`` to the voice settings
+    while no speech recognition is set.
     """
+    follow = follow_model_settings(agent, registry, trace)
+
+    async def saved(keys: frozenset[str]) -> None:
+        await follow(keys)
+        if on_saved is not None:
+            await on_saved(keys)
+
     async with AsyncExitStack() as stack:
         pages: Pages | None = None
         if not args.no_pages:
             try:
                 pages = await stack.enter_async_context(serve_pages(
                     registry=registry, trace=trace, port=args.pages_port,
-                    catalog_url=args.catalog_url,
-                    on_saved=follow_model_settings(agent, registry, trace),
+                    catalog_url=args.catalog_url, on_saved=saved,
+                    voice_required=voice_required,
                 ))
             except PagesError as exc:
                 print(f"agentcade: {exc}", file=sys.stderr, flush=True)

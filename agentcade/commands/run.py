@@ -13,11 +13,21 @@ toggle is honoured), ``--robot ws://HOST:PORT`` (next to the Daemon; default
 ``--say-file FILE`` (with ``--robot sim``) plays a scenario: each non-empty line (``#``
 starts a comment) is spoken by espeak-ng into the simulated microphone when the robot
 listens; without ``ASR_PROVIDER`` the scenario's lines are recognised by script (there is
-no offline Chinese ASR), after a check that the audio heard fits the line.
+no offline Chinese ASR), after a check that the audio heard fits the line. ``--room SPEC``
+(with ``--robot sim``) puts the simulated microphone in a family room
+(:mod:`agentcade.testing.room`); ``--record DIR`` keeps every clip said and heard as WAV
+(:mod:`agentcade.voice.record`).
+
+With no speech recognition set, the robot still starts: the pages run and ``/`` leads to
+the voice settings, the robot says once what to set there, and listening starts as soon as
+valid settings are saved. Any voice setting saved on the page is taken up the same way, at
+once, without a restart.
 
 Exit codes: 0 done (scenario over, shutdown file, Ctrl-C is 130); 1 settings that do not
-validate, an unreadable scenario, espeak-ng missing; 2 no ASR configured (one line says
-what to set) or options that do not go together; 3 the robot cannot be reached.
+validate, an unreadable scenario, espeak-ng missing, a ``--record`` folder that cannot be
+written; 2 no ASR configured and no pages to set it on (``--no-pages`` or the port taken;
+one line says what to set), a bad ``--room``, or options that do not go together; 3 the
+robot cannot be reached.
 """
 
 from __future__ import annotations
@@ -25,8 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import trio
@@ -38,9 +47,11 @@ from agentcade.core.errors import VoiceError
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
 from agentcade.device.robots import DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
+from agentcade.testing.room import Room, RoomError, parse_room
 from agentcade.voice.asr import Recognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import VoiceSettings, load_voice_settings
+from agentcade.voice.record import Recorder, open_record_dir
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer, Synthesizer, make_synthesizer
@@ -75,6 +86,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--say-file", metavar="FILE",
                    help="with --robot sim: speak each line of FILE into the simulated microphone "
                         "(espeak-ng), then stop")
+    p.add_argument("--room", metavar="SPEC",
+                   help="with --robot sim: the simulated room, e.g. "
+                        "noise=700,bursts=on,voice=0.25,echo=0.3 (fan noise RMS, television "
+                        "bursts between lines, the child's loudness, the robot's own echo)")
+    p.add_argument("--sim-speed", type=float, default=1.0, metavar="N",
+                   help="with --robot sim: its speaker and microphone run N times faster than "
+                        "real time (tests; default 1)")
+    p.add_argument("--record", metavar="DIR",
+                   help="save every clip the robot says (NNN-robot.wav, 24 kHz) and every "
+                        "utterance it hears (NNN-heard.wav, 16 kHz) in DIR")
     add_trace_options(p, "what is heard and said")
     add_pages_options(p)
 
@@ -102,24 +123,40 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentcade run: {exc}", file=sys.stderr)
         return 1
     lines: list[str] | None = None
+    if (args.say_file or args.room or args.sim_speed != 1.0) and robot != "sim":
+        option = "--say-file" if args.say_file else "--room" if args.room else "--sim-speed"
+        print(f"agentcade run: {option} needs --robot sim (it is the simulated robot's "
+              "microphone)", file=sys.stderr)
+        return USAGE
+    if not 0.1 <= args.sim_speed <= 50:
+        print("agentcade run: --sim-speed must be between 0.1 and 50", file=sys.stderr)
+        return USAGE
+    try:
+        room = parse_room(args.room or "")
+    except RoomError as exc:
+        print(f"agentcade run: {exc}", file=sys.stderr)
+        return USAGE
     if args.say_file:
-        if robot != "sim":
-            print("agentcade run: --say-file needs --robot sim (it speaks into the simulated "
-                  "microphone)", file=sys.stderr)
-            return USAGE
         try:
             lines = read_scenario(Path(args.say_file))
         except (OSError, UnicodeDecodeError) as exc:
             print(f"agentcade run: cannot read {args.say_file}: {exc}", file=sys.stderr)
             return 1
-    if settings.missing_asr is not None and lines is None:
+    if settings.missing_asr is not None and lines is None and args.no_pages:
+        # Without the pages there is nowhere to fill it in.
         print(f"agentcade run: {settings.missing_asr}", file=sys.stderr)
         return NO_ASR
+    record: Path | None = None
     try:
+        if args.record:
+            record = open_record_dir(Path(args.record))
         with trace_from_args(args, ConsoleTrace(), _voice_trace_printer) as trace:
             for secret in settings.secrets():
                 trace.add_secret(secret)
-            trio.run(_run, args, settings, robot, lines, trace)
+            trio.run(_run, args, settings, robot, lines, trace, room, record)
+    except _NoAsr as exc:
+        print(f"agentcade run: {exc}", file=sys.stderr)
+        return NO_ASR
     except SettingsError as exc:
         print(f"agentcade run: {exc}", file=sys.stderr)
         return 1
@@ -133,27 +170,86 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-@asynccontextmanager
-async def open_voice(
-    settings: VoiceSettings, lines: list[str] | None
-) -> AsyncIterator[tuple[Recognizer, Synthesizer]]:
-    """The recogniser and synthesiser the settings name (scripted for a scenario without
-    ``ASR_PROVIDER``), with an asyncio bridge when an SDK provider needs one; all closed."""
-    async with AsyncExitStack() as stack:
-        sdk = {settings.asr.provider, settings.tts.provider} - {"", "openai", "espeak"}
-        bridge: AsyncioBridge | None = None
-        if sdk:
-            bridge = AsyncioBridge()
-            stack.callback(bridge.close)
-        recognizer: Recognizer
-        if lines is not None and not settings.asr.provider:
-            recognizer = ScriptedRecognizer(lines, vad=settings.vad)
-        else:
-            recognizer = make_recognizer(settings.asr, bridge=bridge)
-        stack.push_async_callback(recognizer.aclose)
-        synthesizer = make_synthesizer(settings.tts, bridge=bridge)
-        stack.push_async_callback(synthesizer.aclose)
-        yield recognizer, synthesizer
+class _NoAsr(Exception):
+    """No speech recognition, and no settings page to set it on."""
+
+
+VOICE_KEYS = ("ASR_", "TTS_", "VAD_")
+ASK_FOR_ASR = ("我现在还听不见大家说话。请在电脑上打开小懒的设置页面，在“语音”一栏填好语音识别，"
+               "保存以后我马上就能听见了。")
+"""Said once by the robot when it starts with no speech recognition set."""
+
+
+class VoiceServices:
+    """The recogniser and synthesiser the voice settings name, reopened when they change.
+
+    The recogniser is None while ``ASR_PROVIDER`` is missing (a scenario without it is
+    recognised by script). An SDK provider gets an asyncio bridge; everything is closed
+    by :meth:`aclose` or when replaced.
+    """
+
+    def __init__(self, lines: list[str] | None) -> None:
+        self._lines = lines
+        self._stack: AsyncExitStack | None = None
+        self.recognizer: Recognizer | None = None
+        self.synthesizer: Synthesizer | None = None
+
+    async def open(self, settings: VoiceSettings) -> None:
+        """Open what ``settings`` name, then close what was open before.
+
+        Raises:
+            VoiceError: a provider cannot be made (espeak-ng missing, an unknown one); what
+                was open before stays open.
+        """
+        stack = AsyncExitStack()
+        try:
+            sdk = {settings.asr.provider, settings.tts.provider} - {"", "openai", "espeak"}
+            bridge: AsyncioBridge | None = None
+            if sdk:
+                bridge = AsyncioBridge()
+                stack.callback(bridge.close)
+            synthesizer = make_synthesizer(settings.tts, bridge=bridge)
+            stack.push_async_callback(synthesizer.aclose)
+            recognizer: Recognizer | None = None
+            if self._lines is not None and not settings.asr.provider:
+                recognizer = ScriptedRecognizer(self._lines, vad=settings.vad)
+            elif settings.asr.provider:
+                recognizer = make_recognizer(settings.asr, bridge=bridge)
+            if recognizer is not None:
+                stack.push_async_callback(recognizer.aclose)
+        except BaseException:
+            await stack.aclose()
+            raise
+        old, self._stack = self._stack, stack
+        self.recognizer, self.synthesizer = recognizer, synthesizer
+        if old is not None:
+            await old.aclose()
+
+    async def aclose(self) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+
+class _Changes:
+    """Wakes whoever waits when the settings page saved a voice setting."""
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+        self.count = 0
+        """How many saves changed a voice setting so far."""
+
+    async def saved(self, keys: frozenset[str]) -> None:
+        await trio.lowlevel.checkpoint()
+        if any(key.startswith(VOICE_KEYS) for key in keys):
+            self.count += 1
+            self._event.set()
+            self._event = trio.Event()
+
+    async def wait(self, seen: int) -> None:
+        """Wait for a change after the first ``seen`` (none is missed while busy)."""
+        while self.count <= seen:
+            await self._event.wait()
 
 
 async def _run(
@@ -162,40 +258,119 @@ async def _run(
     robot_spec: str,
     lines: list[str] | None,
     trace: Trace,
+    room: Room,
+    record: Path | None,
 ) -> None:
     app = robot_spec == "app"
-    async with open_voice(settings, lines) as (recognizer, synthesizer), open_robot(
-        robot_spec, trace=trace
-    ) as robot:
-        if not isinstance(robot, SdkRobot):
-            raise DeviceError("unavailable", "connect", f"{robot_spec} is not a robot with a voice")
-        voice = VoiceRobot(robot, synthesizer, trace=trace)
-        async with open_pipeline(
-            voice, games=args.game, trace=trace, shutdown_grace=APP_GRACE if app else None
-        ) as (agent, registry), pages_from_args(args, agent, registry, trace):
-            gate = MicGate()
-            if app:
-                follow_desktop_microphone(robot, gate, agent)
-            loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, gate=gate)
-            names = "、".join(g.name for g in registry.games) or "（没有）"
-            print(f"—— 小懒在听（{recognizer.name} 识别，{synthesizer.name} 说话）。可以玩：{names}。"
-                  "摸一下后背可以打断它。Ctrl-C 退出。", flush=True)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(loop.run)
+    services = VoiceServices(lines)
+    await services.open(settings)
+    try:
+        async with open_robot(
+            robot_spec, trace=trace, room=room, sim_speed=args.sim_speed
+        ) as robot:
+            if not isinstance(robot, SdkRobot):
+                raise DeviceError("unavailable", "connect", f"{robot_spec} is not a robot with a voice")
+            assert services.synthesizer is not None
+            voice = VoiceRobot(robot, services.synthesizer, trace=trace)
+            changes = _Changes()
+            async with open_pipeline(
+                voice, games=args.game, trace=trace, shutdown_grace=APP_GRACE if app else None
+            ) as (agent, registry), pages_from_args(
+                args, agent, registry, trace, on_saved=changes.saved, voice_required=lines is None
+            ) as pages, trio.open_nursery() as nursery:
+                recorder = None
+                if record is not None:
+                    recorder = Recorder(record, trace=trace)
+                    await nursery.start(recorder.run)
+                    voice.record = recorder.robot
+                    print(f"—— 录音存到 {record}（NNN-robot.wav 是小懒说的，NNN-heard.wav 是听到的）。",
+                          flush=True)
+                gate = MicGate()
+                if app:
+                    follow_desktop_microphone(robot, gate, agent)
                 shutdown = os.environ.get("WATCHER_APP_SHUTDOWN_SIGNAL")
                 if shutdown:
                     nursery.start_soon(_watch_shutdown, Path(shutdown), nursery.cancel_scope)
-                if lines is not None:
-                    device = getattr(robot, "device", None)
-                    assert device is not None, "--say-file is checked to come with --robot sim"
-                    mouth = EspeakSynthesizer(rate=16000)
-                    await say_into_microphone(
-                        loop, device.audio.microphone, lines, mouth.synthesize, trace=trace
-                    )
-                    print("—— 剧本说完了。", flush=True)
-                    nursery.cancel_scope.cancel()
-                else:
-                    await trio.sleep_forever()
+                greet, asked = True, False
+                while True:
+                    seen = changes.count
+                    recognizer = services.recognizer
+                    if recognizer is None:
+                        if pages is None:
+                            raise _NoAsr(settings.missing_asr)
+                        if not asked:
+                            asked = True
+                            print(f"—— {settings.missing_asr}。也可以在设置页面的“语音”一栏填写："
+                                  f"{pages.settings_url}#voice ，保存后马上开始听，不用重启。",
+                                  flush=True)
+                            await agent.say(ASK_FOR_ASR)
+                        await changes.wait(seen)
+                    else:
+                        loop = VoiceLoop(
+                            agent, voice, recognizer, vad=settings.vad, trace=trace, gate=gate,
+                            greet=greet,
+                            on_utterance=recorder.heard if recorder is not None else None,
+                        )
+                        greet = False
+                        names = "、".join(g.name for g in registry.games) or "（没有）"
+                        assert services.synthesizer is not None
+                        print(f"—— 小懒在听（{recognizer.name} 识别，{services.synthesizer.name} "
+                              f"说话）。可以玩：{names}。摸一下后背可以打断它。Ctrl-C 退出。", flush=True)
+                        if await _listen(loop, changes, seen, lines, robot, trace):
+                            nursery.cancel_scope.cancel()
+                            return
+                    settings = await _reload(services, settings, trace)
+                    assert services.synthesizer is not None
+                    voice.synthesizer = services.synthesizer
+    finally:
+        with trio.CancelScope(shield=True):
+            await services.aclose()
+
+
+async def _listen(
+    loop: VoiceLoop,
+    changes: _Changes,
+    seen: int,
+    lines: list[str] | None,
+    robot: SdkRobot,
+    trace: Trace,
+) -> bool:
+    """Listen until the voice settings change (False) or the scenario is over (True)."""
+    over = False
+    async with trio.open_nursery() as nursery:
+        await nursery.start(loop.run)
+
+        async def stop_on_change() -> None:
+            await changes.wait(seen)
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(stop_on_change)
+        if lines is not None:
+            device = getattr(robot, "device", None)
+            assert device is not None, "--say-file is checked to come with --robot sim"
+            mouth = EspeakSynthesizer(rate=16000)
+            await say_into_microphone(
+                loop, device.audio.microphone, lines, mouth.synthesize, trace=trace
+            )
+            print("—— 剧本说完了。", flush=True)
+            over = True
+            nursery.cancel_scope.cancel()
+    return over
+
+
+async def _reload(services: VoiceServices, settings: VoiceSettings, trace: Trace) -> VoiceSettings:
+    """The voice settings as saved now, opened; the old ones (still open) when they fail."""
+    try:
+        fresh = await trio.to_thread.run_sync(load_voice_settings)
+        await services.open(fresh)
+    except (SettingsError, VoiceError) as exc:
+        print(f"agentcade run: 新的语音设置用不了（{exc}），还用原来的。", file=sys.stderr, flush=True)
+        return settings
+    for secret in fresh.secrets():
+        trace.add_secret(secret)
+    trace.record("voice_settings_changed", asr=fresh.asr.provider or None, tts=fresh.tts.provider)
+    print("—— 语音设置改好了，换用新的设置。", flush=True)
+    return fresh
 
 
 async def _watch_shutdown(path: Path, scope: trio.CancelScope) -> None:

@@ -8,8 +8,13 @@ A game author's own tests use the same parts agentcade's tests do:
 * ``SimDevice`` / ``open_sim_robot`` (a ``SimRobot``): the simulated robot (the device side of the robot
   SDK's wire protocol, with its Daemon and control port, microphone, speaker and back
   touch), reached by the real ``watcherobot`` SDK over a socket; ``--robot sim`` is this;
+* ``Room`` / ``parse_room``: the simulated robot's room (fan noise, television bursts, a
+  quiet child, the robot's own echo): ``SimDevice(room=...)``, ``run --room``;
 * ``TimedRobot``: a robot whose Jobs take a fixed time on trio's clock, for exact tests
-  under ``autojump_clock``; ``recording_trace`` collects trace records into ``Records``.
+  under ``autojump_clock``; ``recording_trace`` collects trace records into ``Records``;
+* ``agentcade.testing.ear`` (with the ``ear`` extra): ``Ear``, an offline Whisper base that
+  listens to what the robot said, and ``heard_share`` to score it (not imported here: it
+  needs faster-whisper).
 
 Nothing here is used while a family plays: only ``agentcade play/run --robot sim`` and
 tests import it.
@@ -23,6 +28,7 @@ from agentcade.testing.fake_openai import (
     Reply as Reply,
     serve_fake_openai as serve_fake_openai,
 )
+from agentcade.testing.room import Room as Room, parse_room as parse_room
 from agentcade.testing.sim import (
     SimDevice as SimDevice,
     SimRobot as SimRobot,
@@ -41,10 +47,12 @@ __all__ = [
     "Hang",
     "Records",
     "Reply",
+    "Room",
     "SimDevice",
     "SimRobot",
     "TimedRobot",
     "open_sim_robot",
+    "parse_room",
     "recording_trace",
     "serve_fake_openai",
 ]

@@ -79,6 +79,7 @@ from agentcade.core.vector import CANVAS, Stroke, VectorError, decode_vector
 from agentcade.device.daemon import ask_daemon
 from agentcade.device.robots import SdkRobot, watched
 from agentcade.testing._nack import _Nack
+from agentcade.testing.room import Room
 from agentcade.testing.sim_audio import SimAudio
 
 __all__ = [
@@ -254,6 +255,7 @@ class SimDevice:
         answer_ready: bool = True,
         hello_delay: float = 0.0,
         audio_speed: float = 1.0,
+        room: Room | None = None,
     ) -> None:
         self.capabilities = capabilities
         self.animations = animations
@@ -278,7 +280,7 @@ class SimDevice:
         self._next_operation = 0
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
-        self.audio = SimAudio(self._broadcast, speed=audio_speed)
+        self.audio = SimAudio(self._broadcast, speed=audio_speed, room=room)
         """Microphone, speaker and back touch (:mod:`agentcade.testing.sim_audio`)."""
 
     # -- serving ---------------------------------------------------------------------------

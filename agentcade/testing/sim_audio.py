@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ from typing import Any
 import trio
 
 from agentcade.testing._nack import _Nack
+from agentcade.testing.room import Room, RoomMixer
 
 __all__ = ["MIC_FRAME_BYTES", "MIC_FRAME_SECONDS", "SimAudio", "SimClip", "SimMicrophone"]
 
@@ -95,9 +97,11 @@ class SimClip:
 
 
 class SimMicrophone:
-    """What the simulated microphone hears next: PCM queued by :meth:`feed`, else silence."""
+    """What the simulated microphone hears next: PCM queued by :meth:`feed`, else silence,
+    in the room's noise and echo when it has a :class:`~agentcade.testing.room.RoomMixer`."""
 
-    def __init__(self) -> None:
+    def __init__(self, mixer: RoomMixer | None = None) -> None:
+        self.mixer = mixer
         self._pending = bytearray()
         self._drained = trio.Event()
         self._drained.set()
@@ -126,6 +130,8 @@ class SimMicrophone:
         del self._pending[:MIC_FRAME_BYTES]
         if not self._pending:
             self._drained.set()
+        if self.mixer is not None:
+            return self.mixer.frame(chunk, MIC_FRAME_SAMPLES)
         return chunk + bytes(MIC_FRAME_BYTES - len(chunk))
 
 
@@ -163,10 +169,13 @@ class SimAudio:
         speed: playback and microphone run this many times faster than real time.
     """
 
-    def __init__(self, broadcast: Broadcast, *, speed: float = 1.0) -> None:
+    def __init__(self, broadcast: Broadcast, *, speed: float = 1.0, room: Room | None = None) -> None:
         self._broadcast = broadcast
         self.speed = speed
-        self.microphone = SimMicrophone()
+        self.room = room or Room()
+        self.microphone = SimMicrophone(
+            None if self.room.quiet else RoomMixer(self.room, self.speaker_tap)
+        )
         self.clips: list[SimClip] = []
         self.touches = 0
         self.corrupt_next = False
@@ -206,6 +215,29 @@ class SimAudio:
         """Wait until ``clip``'s first audio frame has arrived (or it ended without one)."""
         while clip.started is None and clip.outcome == "playing":
             await self._changed.wait()
+
+    def speaker_tap(self, delay: float, n: int) -> array[int]:
+        """The ``n`` samples (16 kHz) the speaker played up to ``delay`` s (audio time) ago:
+        the room's echo of the robot's own voice."""
+        out = array("h", bytes(2 * n))
+        clip = self._clip or (self.clips[-1] if self.clips else None)
+        if clip is None or clip.started is None:
+            return out
+        speed = self.speed
+        end = (trio.current_time() - clip.started) * speed - delay
+        stop = len(clip.data) // 2
+        if clip.ended is not None:
+            stop = min(stop, int((clip.ended - clip.started) * speed * SPEAKER_RATE))
+        first = int((end - n / MIC_RATE) * SPEAKER_RATE)
+        lo, hi = max(first, 0), min(int(end * SPEAKER_RATE) + 1, stop)
+        if lo >= hi:
+            return out
+        played = array("h", bytes(clip.data[2 * lo:2 * hi]))
+        for k in range(n):
+            j = int((end - (n - k) / MIC_RATE) * SPEAKER_RATE) - lo
+            if 0 <= j < len(played):
+                out[k] = played[j]
+        return out
 
     def _touch(self) -> None:
         self._changed.set()

@@ -23,7 +23,7 @@ from agentcade.core.settings import (
     resolve_values,
     user_config_dir,
 )
-from agentcade.voice.vad import VadConfig
+from agentcade.voice.vad import DETECTORS, VadConfig
 
 __all__ = ["ASR_PROVIDERS", "SETTINGS_FILE", "TTS_PROVIDERS", "ServiceSettings", "VoiceSettings",
            "load_voice_settings"]
@@ -105,7 +105,11 @@ def load_voice_settings(
     values = resolve_values(
         load_settings_spec(SETTINGS_FILE), game_dir=None, environ=environ, extra_env_files=files
     )
+    detector = values.get("VAD_DETECTOR", "").strip().lower() or "silero"
+    if detector not in DETECTORS:
+        raise SettingsError(f"VAD_DETECTOR 不认识 {detector!r}，可以用：{'、'.join(DETECTORS)}")
     vad = VadConfig(
+        detector="silero" if detector == "silero" else "loudness",
         threshold=_number(values, "VAD_THRESHOLD", 550, low=1),
         silence_ms=int(_number(values, "VAD_SILENCE_MS", 800, low=60)),
         pre_roll_ms=int(_number(values, "VAD_PRE_ROLL_MS", 300, low=0)),

@@ -21,7 +21,7 @@ import trio
 from agentcade.core.errors import DeviceError
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.voice.asr import Recognizer
-from agentcade.voice.vad import LoudnessDetector, VadConfig
+from agentcade.voice.vad import VadConfig, make_detector
 
 __all__ = ["Heard", "Listener", "MicrophoneClosed"]
 
@@ -61,10 +61,13 @@ class Listener:
         vad: VadConfig | None = None,
         deaf: Callable[[], bool] = lambda: False,
         trace: Trace = NULL_TRACE,
+        on_utterance: Callable[[bytes], None] | None = None,
     ) -> None:
+        self._on_utterance = on_utterance
+        """Given each recognised utterance's audio (``--record``)."""
         self._frames = frames
         self._recognizer = recognizer
-        self._detector = LoudnessDetector(vad)
+        self._detector = make_detector(vad)
         self._deaf = deaf
         self._trace = trace
 
@@ -93,6 +96,7 @@ class Listener:
                 break
         send, receive = trio.open_memory_channel[bytes](math.inf)
         send.send_nowait(step.audio)
+        kept = [step.audio] if self._on_utterance is not None else None
         total = len(step.audio)
         speech_end = 0.0
 
@@ -110,6 +114,8 @@ class Listener:
                         return
                     step = detector.feed(frame)
                     send.send_nowait(step.audio)
+                    if kept is not None:
+                        kept.append(step.audio)
                     total += len(step.audio)
                     if step.kind == "end":
                         speech_end = time.time()
@@ -127,6 +133,8 @@ class Listener:
         if dropped:
             self._trace.record("speech_dropped", audio_ms=round(total * 1000 / BYTES_PER_SECOND))
             return Heard("", total / BYTES_PER_SECOND, detector.voiced_ms / 1000, asr_final, asr_final)
+        if kept is not None and self._on_utterance is not None:
+            self._on_utterance(b"".join(kept))
         heard = Heard(text, total / BYTES_PER_SECOND, detector.voiced_ms / 1000, speech_end, asr_final)
         self._trace.record("asr_final", text=text, asr_ms=heard.asr_ms, recognizer=self._recognizer.name)
         return heard

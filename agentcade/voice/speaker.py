@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -63,6 +64,8 @@ class VoiceRobot:
         self._quiet_at = -float("inf")
         self._quiet = trio.Event()
         self._quiet.set()
+        self.record: Callable[[bytes], None] | None = None
+        """Given each clip as it starts to play (``--record``)."""
         self.sound_starts: list[float] = []
         """Wall-clock time (``time.time()``) of every sentence's first sound, in order."""
 
@@ -170,6 +173,8 @@ class VoiceRobot:
     async def _play(self, index: int, sentence: str, pcm: bytes, synth_ms: int) -> None:
         started = trio.current_time()
         self.sound_starts.append(time.time())
+        if self.record is not None:
+            self.record(pcm)
         self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=synth_ms,
                            audio_ms=round(len(pcm) / 48))
         outcome = "cancelled"

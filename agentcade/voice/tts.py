@@ -140,6 +140,27 @@ class EspeakSynthesizer:
             raise VoiceError(f"espeak-ng failed (exit {done.returncode})")
         return await trio.to_thread.run_sync(self._decode, done.stdout)
 
+    async def phonemes(self, text: str) -> str:
+        """espeak-ng's phonemes for ``text`` (``-x``), without sound: milliseconds.
+
+        A language switch shows as ``(en)``, ``(zh)`` …: the text is read by another
+        language's rules. Debian's ``cmn`` voice reads 猜 as ``(en)keI55w'055n`` (English
+        letters and tone digits); the default voice gives Mandarin phonemes.
+
+        Raises:
+            VoiceError: espeak-ng did not run.
+        """
+        spoken = self.spoken_form(text)
+        command = [self._command[0], "-q", "-x", "-v", self.voice, "--stdin"]
+        try:
+            done = await trio.run_process(command, stdin=spoken.encode("utf-8"),
+                                          capture_stdout=True, capture_stderr=True, check=False)
+        except OSError as exc:
+            raise VoiceError(f"espeak-ng did not start: {exc.strerror or exc}") from exc
+        if done.returncode != 0:
+            raise VoiceError(f"espeak-ng failed (exit {done.returncode})")
+        return done.stdout.decode("utf-8", "replace").strip()
+
     def _decode(self, wav: bytes) -> bytes:
         try:
             pcm, rate = decode_audio(wav)

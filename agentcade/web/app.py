@@ -46,6 +46,7 @@ from agentcade.core.skill import Skill, SkillError
 from agentcade.game.loader import GameLoadError, builtin_games_dir, load_game
 from agentcade.llm import ModelError, make_model
 from agentcade.main.registry import GameRegistry
+from agentcade.voice.config import load_voice_settings
 from agentcade.web.forms import Section, check_submission, section
 from agentcade.web.live import LiveLog
 from agentcade.web.pages import (
@@ -74,7 +75,7 @@ _MODEL_NOTE = (
     "主 Agent 和内置游戏都用这个大模型（OpenAI 兼容的服务）。地址和密钥都不填时用离线模型："
     "能按游戏名开局，但闲聊和判定都很简单。"
 )
-_VOICE_NOTE = "机器人听和说用的服务（agentcade run）。改了之后重新启动 agentcade run 才生效。"
+_VOICE_NOTE = "机器人听和说用的服务（agentcade run）。保存以后 agentcade run 马上换用新的设置，不用重启。"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +133,8 @@ class PagesApp:
     catalog_url: str | None = None
     on_saved: Callable[[frozenset[str]], Awaitable[None]] | None = None
     """Called after settings were written, with the keys that changed."""
+    voice_required: bool = False
+    """``agentcade run``: with no speech recognition set, ``/`` leads to the voice settings."""
     a2a: A2AClient = field(default_factory=lambda: A2AClient(reply_timeout=20, connect_timeout=10))
     saves: int = 0
     _saved: trio.Event = field(default_factory=trio.Event)
@@ -253,6 +256,9 @@ class PagesApp:
 
     def get(self, path: str, query: str = "") -> Response:
         if path == "/":
+            if self.voice_required and "live" not in query.split("&") and self._asr_missing():
+                # agentcade run cannot hear anyone yet: the voice form is what to fill in.
+                return Response(303, b"", "text/plain; charset=utf-8", location="/settings#voice")
             sections = self.sections()
             if any(s.missing for s in sections) and "live" not in query.split("&"):
                 # The guide: while a game lacks a required setting the app stays on the
@@ -280,6 +286,12 @@ class PagesApp:
         if path == "/api/catalog":
             return Response.json(await self.catalog())
         return None
+
+    def _asr_missing(self) -> bool:
+        try:
+            return load_voice_settings(self.environ).missing_asr is not None
+        except SettingsError:
+            return True
 
     # ------------------------------------------------------------------ settings
 

@@ -318,6 +318,7 @@ async def serve_pages(
     catalog_url: str | None = None,
     on_saved: Callable[[frozenset[str]], Awaitable[None]] | None = None,
     limits: PagesLimits | None = None,
+    voice_required: bool = False,
 ) -> AsyncIterator[Pages]:
     """Serve the local pages on ``127.0.0.1:port`` while the block runs.
 
@@ -331,7 +332,7 @@ async def serve_pages(
     live = LiveLog()
     app = PagesApp(registry=registry, live=live, token=new_token(),
                    environ=os.environ if environ is None else environ,
-                   catalog_url=catalog_url, on_saved=on_saved)
+                   catalog_url=catalog_url, on_saved=on_saved, voice_required=voice_required)
     try:
         listeners = await trio.open_tcp_listeners(port, host="127.0.0.1")
     except OSError as exc:

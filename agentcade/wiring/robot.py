@@ -14,7 +14,8 @@ from typing import TextIO
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device import robots
 from agentcade.device.robots import Robot
-from agentcade.testing.sim import open_sim_robot
+from agentcade.testing.room import Room
+from agentcade.testing.sim import SimDevice, open_sim_robot
 
 __all__ = ["open_robot"]
 
@@ -26,13 +27,18 @@ async def open_robot(
     trace: Trace = NULL_TRACE,
     out: TextIO | None = None,
     notice: Callable[[str], None] | None = robots.print_notice,
+    room: Room | None = None,
+    sim_speed: float = 1.0,
 ) -> AsyncIterator[Robot]:
-    """The robot named by ``spec`` (``sim``: the simulated robot over a real socket).
+    """The robot named by ``spec`` (``sim``: the simulated robot over a real socket, its
+    microphone in ``room``, its speaker and microphone ``sim_speed`` times faster than real
+    time).
 
     Every other ``spec`` and every error is :func:`agentcade.device.robots.open_robot`'s.
     """
     if spec == "sim":
-        async with open_sim_robot(out=out, trace=trace, notice=notice) as sim:
+        device = SimDevice(room=room, audio_speed=sim_speed)
+        async with open_sim_robot(device=device, out=out, trace=trace, notice=notice) as sim:
             trace.record("robot_connected", robot=sim.name, url=sim.device.url)
             yield sim
         return

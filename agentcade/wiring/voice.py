@@ -93,7 +93,9 @@ class VoiceLoop:
         trace: Trace = NULL_TRACE,
         gate: MicGate | None = None,
         greet: bool = True,
+        on_utterance: Callable[[bytes], None] | None = None,
     ) -> None:
+        self.on_utterance = on_utterance
         self.agent = agent
         self.robot = robot
         self.recognizer = recognizer
@@ -155,7 +157,7 @@ class VoiceLoop:
         async with self.robot.audio.microphone() as frames:
             listener = Listener(
                 frames, self.recognizer, vad=self.vad,
-                deaf=lambda: self.robot.deaf, trace=self.trace,
+                deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
             )
             self.trace.record("voice_listening", recognizer=self.recognizer.name)
             self._listening.set()

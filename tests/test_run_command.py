@@ -1,0 +1,114 @@
+"""``agentcade run`` as a family starts it: no ASR set yet, a room option, a recording."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import wave
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from agentcade.testing.fake_openai import FakeOpenAI
+from tests.needs import need_program
+from tests.processes import AgentcadeProcess, offline_env
+
+
+def _voice_env(home: Path) -> dict[str, str]:
+    return offline_env(home, "ASR_", "TTS_", "VAD_")
+
+
+def _token(html: str) -> str:
+    return html.split('name="agentcade-token" content="', 1)[1].split('"', 1)[0]
+
+
+async def test_run_without_asr_keeps_running_and_listens_once_the_page_saves_it(
+    nursery: trio.Nursery, fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    proc = await AgentcadeProcess.start(
+        nursery, _voice_env(tmp_path), "run", "--robot", "sim", "--sim-speed", "4"
+    )
+    try:
+        url = (await proc.expect(r"实时面板：(http://127\.0\.0\.1:\d+/)", limit=60)).group(1)
+        asked = await proc.expect(r"ASR_PROVIDER.*#voice", limit=30)
+        assert "Traceback" not in proc.output
+        async with httpx.AsyncClient() as http:
+            home = await http.get(url)
+            assert home.status_code == 303
+            assert home.headers["location"] == "/settings#voice"
+            page = await http.get(url + "settings")
+            saved = await http.post(url + "api/settings", headers={"X-Agentcade-Token": _token(page.text)},
+                                    json={"section": "voice", "values": {
+                                        "ASR_PROVIDER": "openai", "ASR_BASE_URL": fake.url}})
+            assert saved.status_code == 200, saved.text
+            await proc.expect("小懒在听（openai", after=asked.end(), limit=30)
+            assert (await http.get(url)).status_code == 200  # the live view, now that it hears
+    finally:
+        await proc.stop()
+    assert "Traceback" not in proc.output
+
+
+@pytest.mark.parametrize(("room", "says"), [
+    ("loud=3", "unknown key 'loud'"),
+    ("noise=9000", "noise must be between 0 and 8000"),
+    ("voice=abc", "voice must be a number"),
+    ("bursts=maybe", "bursts is on or off"),
+])
+def test_a_bad_room_is_one_line_and_exit_2(tmp_path: Path, room: str, says: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--room", room, "--no-pages"],
+        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=60, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert says in lines[0]
+
+
+def test_a_room_needs_the_simulated_robot(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "ws://127.0.0.1:9", "--room", "noise=700"],
+        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--robot sim" in done.stderr
+
+
+def test_an_unwritable_record_folder_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("有什么游戏\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
+         "--record", str(blocker / "rec"), "--no-pages"],
+        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=60, check=False)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "--record" in lines[0]
+
+
+def test_a_recorded_session_has_what_was_said_and_heard_in_one_sequence(tmp_path: Path) -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("有什么游戏\n", encoding="utf-8")
+    folder = tmp_path / "rec"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
+         "--record", str(folder), "--no-pages", "--room", "noise=300", "--sim-speed", "4"],
+        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=180, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == [f"{i:03d}-{kind}.wav" for i, kind in enumerate(
+        [n.split("-", 1)[1].removesuffix(".wav") for n in names], start=1)]
+    kinds = [n.split("-", 1)[1] for n in names]
+    heard_at = kinds.index("heard.wav")
+    assert kinds[:heard_at]
+    assert set(kinds[:heard_at]) == {"robot.wav"}
+    assert "robot.wav" in kinds[heard_at + 1:]  # then the answer
+    for name, rate in ((names[0], 24000), (names[heard_at], 16000)):
+        with wave.open(str(folder / name), "rb") as wav:
+            assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (rate, 1, 2)
+            assert wav.getnframes() / rate > 0.3

@@ -44,11 +44,13 @@ from typing import Literal, Protocol
 
 import trio
 
+from agentcade.core import guard
 from agentcade.core.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT, JOB_CALLS
 from agentcade.core.protocol import Directive, GameReply
 from agentcade.core.trace import NULL_TRACE, Trace, current_request_id, request_scope
 from agentcade.device.robots import DeviceError, Robot
 from agentcade.device.validate import DirectiveError, validate_directive
+from agentcade.game.client import is_url
 
 __all__ = [
     "JOB_WAIT_LIMIT",
@@ -339,6 +341,19 @@ class OutputQueue:
         if not text.strip():
             await trio.lowlevel.checkpoint()
             return
+        hit = guard.screen(text)
+        if hit is not None:
+            # Whoever wrote it (a remote game, anyone's model), it is never said to a child.
+            self._trace.record(
+                "guard",
+                kind=hit.kind,
+                topic=hit.topic,
+                reason=hit.reason,
+                text=text,
+                game=game.id if game is not None else None,
+                remote=is_url(getattr(game, "location", "")),
+            )
+            text = guard.neutral_line(in_game=game is not None)
         started = trio.current_time()
         try:
             await self.robot.speak(text)

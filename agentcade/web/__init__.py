@@ -7,6 +7,7 @@
 * ``forms.py`` — settings forms from ``settings.yaml`` and their checks, pure;
 * ``pages.py`` — the HTML, pure;
 * ``live.py`` — the last turns of the trace, grouped by request id;
+* ``marks.py`` — the remote games the speech guard stopped (a trace sink);
 * ``app.py`` — what each route does (writes ``.env``, installs games, tests the model);
 * ``server.py`` — h11 + trio-websocket on 127.0.0.1;
 * ``static/`` — one stylesheet and one script, no build step.

@@ -49,6 +49,7 @@ from agentcade.main.registry import GameRegistry
 from agentcade.voice.config import load_voice_settings
 from agentcade.web.forms import Section, check_submission, section
 from agentcade.web.live import LiveLog
+from agentcade.web.marks import GuardMarks
 from agentcade.web.pages import (
     InstalledGame,
     capability_words,
@@ -127,6 +128,8 @@ class PagesApp:
     registry: GameRegistry
     live: LiveLog
     token: str
+    marks: GuardMarks = field(default_factory=GuardMarks)
+    """Remote games the speech guard stopped (fed by the same trace as ``live``)."""
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     catalog_path: Path | None = None
     """Default: the ``catalog.json`` next to the built-in games."""
@@ -398,6 +401,7 @@ class PagesApp:
                 capabilities=info.capabilities, location=info.location,
                 kind="remote" if is_remote else "builtin" if builtin else "local",
                 removable=is_remote and info.location in remote,
+                guarded=self._guarded(info.id) if is_remote else None,
             ))
         for url in remote:
             if url in self.registry.failed and not any(g.location == url for g in out):
@@ -407,6 +411,12 @@ class PagesApp:
                     problem=self.registry.failed[url],
                 ))
         return out
+
+    def _guarded(self, game_id: str) -> str | None:
+        mark = self.marks.get(game_id)
+        if mark is None:
+            return None
+        return f"小懒拦下了它的 {mark.count} 句话，没有念出来：它{mark.what}。不放心的话可以卸载它。"
 
     def _problems(self) -> list[str]:
         return [f"{target}：{why}" for target, why in self.registry.failed.items()]

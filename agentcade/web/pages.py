@@ -58,6 +58,8 @@ class InstalledGame:
     removable: bool
     problem: str | None = None
     """Why it cannot be played now (an installed game whose server does not answer)."""
+    guarded: str | None = None
+    """What the speech guard stopped it saying to a child (a remote game), in Chinese."""
 
 
 _NAV = (("/", "实时"), ("/settings", "设置"), ("/games", "游戏"))
@@ -240,6 +242,8 @@ def _game_row(game: InstalledGame) -> str:
     author = f"作者：{escape(game.author)}" if game.author else ""
     if game.problem is not None:
         author += f'<p class="hint warn">现在打不开：{escape(game.problem)}</p>'
+    if game.guarded is not None:
+        author += f'<p class="hint warn guarded">{escape(game.guarded)}</p>'
 
     remove = (
         f'<button type="button" class="danger" data-action="uninstall" data-url="{escape(game.location)}"'

@@ -30,6 +30,7 @@ from agentcade.main.registry import GameRegistry
 from agentcade.net._http import BodyTooLarge, H11Stream, PeerGone
 from agentcade.web.app import PagesApp, Response
 from agentcade.web.live import LiveLog
+from agentcade.web.marks import GuardMarks
 from agentcade.web.security import TOKEN_HEADER, check_request, new_token
 
 __all__ = ["DEFAULT_PORT", "Pages", "PagesError", "PagesLimits", "serve_pages"]
@@ -330,7 +331,8 @@ async def serve_pages(
         PagesError: the port cannot be bound (taken by another program).
     """
     live = LiveLog()
-    app = PagesApp(registry=registry, live=live, token=new_token(),
+    marks = GuardMarks()
+    app = PagesApp(registry=registry, live=live, marks=marks, token=new_token(),
                    environ=os.environ if environ is None else environ,
                    catalog_url=catalog_url, on_saved=on_saved, voice_required=voice_required)
     try:
@@ -343,6 +345,7 @@ async def serve_pages(
     bound = listeners[0].socket.getsockname()[1]
     server = PagesServer(app, bound, limits=limits)
     trace.add_sink(live)
+    trace.add_sink(marks)
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(trio.serve_listeners, server.handle_connection, listeners)
@@ -352,4 +355,5 @@ async def serve_pages(
                 nursery.cancel_scope.cancel()
     finally:
         trace.remove_sink(live)
+        trace.remove_sink(marks)
 

@@ -1,7 +1,10 @@
 """Checking a served game (a URL, or a folder once served): the card, then a real session.
 
 The card, then ``start``, one ``message``, ``end`` — plus a ``message`` to a context that
-does not exist. Replies are read with ``A2AClient``; the raw JSON-RPC results it keeps
+does not exist. Every reply's text goes through the speech guard (``agentcade.core.guard``): a request for the
+child's personal data fails ``SAFETY-PERSONAL-DATA``, an unsafe instruction
+``SAFETY-UNSAFE-ACT``, a claim to be a real person, the system or another brand's
+assistant warns ``SAFETY-IMPERSONATION``. Replies are read with ``A2AClient``; the raw JSON-RPC results it keeps
 (``A2AReplyStream.results``) give the DataParts for ``REPLY-FORMAT`` / ``REPLY-UNKNOWN-FIELD``.
 """
 
@@ -27,6 +30,7 @@ from agentcade.check.rules import (
     FIRST_REPLY_SLOW,
     CheckResult,
 )
+from agentcade.core import guard
 from agentcade.core.allowlist import KNOWN_CAPABILITIES
 from agentcade.core.errors import DirectiveError, DirectiveErrorKind, RemoteErrorKind, ReplyCutShort
 from agentcade.core.protocol import (
@@ -231,6 +235,7 @@ class _Session:
         self.card = card
         self.timeout = timeout
         self.seen_unknown: set[str] = set()
+        self.seen_unsafe: set[tuple[str, str]] = set()
 
     async def run(self, say: str) -> None:
         r = self.result
@@ -278,7 +283,8 @@ class _Session:
                 )
         for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-PROTOCOL", "REPLY-UNKNOWN-FIELD",
                      "REPLY-ENDED-EARLY", "SESSION-TIMEOUT", "DIRECTIVE-INVALID",
-                     "DIRECTIVE-UNDECLARED"):
+                     "DIRECTIVE-UNDECLARED", "SAFETY-PERSONAL-DATA", "SAFETY-UNSAFE-ACT",
+                     "SAFETY-IMPERSONATION"):
             r.ok(rule)
 
     async def request(self, context: str, game_input: GameInput) -> _Outcome:
@@ -296,6 +302,7 @@ class _Session:
                             outcome.first_after = trio.current_time() - started
                         outcome.replies.append((reply, is_final))
                         self.check_directives(game_input.kind, reply)
+                        self.check_safety(game_input, reply)
             except GameRemoteError as exc:
                 outcome.error = exc
         raw_problem = self.inspect_raw(game_input.kind, results)
@@ -368,6 +375,32 @@ class _Session:
                 rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
                 fix = exc.hint or "use only the open SDK calls with the SDK's arguments"
                 self.result.problem(rule, f"a reply to {kind} has {directive.describe()}: {exc.reason}", fix)
+
+    def check_safety(self, game_input: GameInput, reply: GameReply) -> None:
+        """The speech guard on one reply's text: each (rule, topic) reported once."""
+        said = f"the reply to {game_input.kind} “{_clip(game_input.text, 20)}”"
+        hit = guard.screen(reply.text)
+        if hit is not None:
+            rule = "SAFETY-PERSONAL-DATA" if hit.kind is guard.GuardKind.PERSONAL_DATA else "SAFETY-UNSAFE-ACT"
+            if (rule, hit.topic) not in self.seen_unsafe:
+                self.seen_unsafe.add((rule, hit.topic))
+                self.result.problem(
+                    rule,
+                    f"{said} {hit.reason}: “{_clip(hit.clause)}” (agentcade says a neutral line "
+                    "instead, and marks a remote game on the games page)",
+                    "never ask a child for an address, phone number, school, full name, password, "
+                    "photo or to meet, and never tell them to do something unsafe (the guide's "
+                    "内容适合在家里玩)",
+                )
+        claim = guard.impersonation(reply.text)
+        if claim is not None and ("SAFETY-IMPERSONATION", claim.topic) not in self.seen_unsafe:
+            self.seen_unsafe.add(("SAFETY-IMPERSONATION", claim.topic))
+            self.result.problem(
+                "SAFETY-IMPERSONATION",
+                f"{said} {claim.reason}: “{_clip(claim.clause)}”",
+                "speak as the game's host 小懒 (or a character that is clearly part of the game), "
+                "never as a real person, the system or another brand's assistant",
+            )
 
     def report_refused(self, kind: str, records: list[dict[str, Any]]) -> None:
         """A local game's refused robot calls (``GameCalls``), each (tool, call) once."""

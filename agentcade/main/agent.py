@@ -37,8 +37,11 @@ however the model or a game behaves.
 * Input: a line is cut to ``MAX_INPUT`` characters; a long one is routed in a worker
   thread (the router's pinyin windows cost about 0.4 ms of CPU per character).
 
-History keeps game replies with role ``game_agent``; for the model they become assistant
-turns marked with the game's name.
+History keeps game replies with role ``game_agent``; for the model they are the result of
+the tool call that caused them (a ``tool`` message ``{"game_said": [...]}``), never an
+assistant, user or system turn: a game's words are data, not instructions (a remote game's
+"忽略之前的规则……" stays a quoted game reply, and the prompt says so). History keeps what
+the family heard: a line the speech guard stopped is remembered as the neutral line.
 
 With no model configured the same loop runs on ``OfflineMainModel``: a deterministic
 router (names and aliases via the registry's tolerant matching, end words, game input).
@@ -57,6 +60,7 @@ from typing import Any, Literal
 
 import trio
 
+from agentcade.core import guard
 from agentcade.core.errors import GameRemoteError, RemoteErrorKind
 from agentcade.core.lifecycle.current_game import CurrentEvent, CurrentGame, CurrentState
 from agentcade.core.protocol import GameInput, GameReply
@@ -636,10 +640,12 @@ class MainAgent:
                 self.output.reset_after_session(current.info)
 
     def _remember(self, text: str, game: str) -> Callable[[], None] | None:
-        """History is written once a reply has been played (what the user heard)."""
+        """History is written once a reply has been played (what the user heard: a line the
+        speech guard stopped is remembered as the neutral line said instead)."""
         if not text:
             return None
-        return lambda: self.history.append({"role": "game_agent", "content": text, "game": game})
+        heard = _heard(text, in_game=True)
+        return lambda: self.history.append({"role": "game_agent", "content": heard, "game": game})
 
     # -- speech and prompt ----------------------------------------------------------
 
@@ -652,7 +658,7 @@ class MainAgent:
 
     async def _say(self, text: str) -> None:
         text = clip_text(text) or CHAT_FALLBACK  # the main agent's replies obey the same 500
-        heard = {"role": "assistant", "content": text}
+        heard = {"role": "assistant", "content": _heard(text, in_game=False)}
         await self.output.put(GameReply(text=text), game=None, after=lambda: self.history.append(heard))
         await self.output.drain()
 
@@ -699,6 +705,12 @@ class MainAgent:
 def _cancel_inflight(current: _Current) -> None:
     for scope in list(current.inflight.values()):
         scope.cancel()
+
+
+def _heard(text: str, *, in_game: bool) -> str:
+    """What the family heard of ``text``: the output queue says the guard's neutral line
+    instead of a line the speech guard stops (``agentcade.core.guard``)."""
+    return text if guard.screen(text) is None else guard.neutral_line(in_game=in_game)
 
 
 def _is_remote(current: _Current) -> bool:

@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "test": ("agentcade.commands.test", "scenario tests of a game folder, pass rate per scenario"),
     "env-example": ("agentcade.commands.env_example", "write a game folder's .env.example from settings.yaml"),
     "run": ("agentcade.commands.run", "run on the robot (desktop Daemon or WatcheRobot Application)"),
+    "e2e": ("agentcade.commands.e2e", "the guide's robot test: speak each game's lines, judge from the trace"),
 }
 
 NOT_BUILT = 2

@@ -420,6 +420,8 @@ class MainAgent:
         if current is None or not current.life.can(CurrentEvent.END):
             return
         current.life.handle(CurrentEvent.END)
+        if current.inflight:
+            self.trace.record("turn_cancelled", game=current.info.id, by="end")
         _cancel_inflight(current)
         await self._request(current, GameInput(kind="end", text=text, reason=reason), quiet=quiet)
 

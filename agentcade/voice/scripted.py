@@ -57,6 +57,10 @@ class ScriptedRecognizer:
         self._latency = latency
         self.received: list[Received] = []
 
+    def expect(self, line: str) -> None:
+        """Add ``line`` to what will be said (a driver that decides its lines as it goes)."""
+        self._lines.append(line)
+
     async def transcribe(self, audio: AsyncIterable[bytes]) -> str:
         pcm = b"".join([chunk async for chunk in audio])
         answer_at = trio.current_time() + self._latency  # the check below is part of it

@@ -31,6 +31,20 @@ async def test_screen_shows_the_simulated_robots_drawing(cli_env) -> None:
     assert out.count("#") > 20  # the drawing itself
 
 
+async def test_trace_prints_how_each_line_was_routed_when_code_routed_it(cli_env) -> None:
+    """Issue 23: the guide says --trace prints which tool the main agent called; most lines
+    are routed in code (no model, so no main_tool_call) and printed nothing."""
+    done = await play(cli_env, "--trace", "--no-pages", lines="玩猜谜语\n是水吗\n结束游戏\n")
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    routed = [line for line in err.splitlines() if line.startswith("[trace] 主 Agent 路由")]
+    assert routed == [
+        "[trace] 主 Agent 路由（代码）：start_game(game_id='riddle')（a game named with a play cue）",
+        "[trace] 主 Agent 路由（代码）：send_message(原话)（a line for the game）",
+        "[trace] 主 Agent 路由（代码）：end_game()（end phrase）",
+    ]
+
+
 async def test_screen_without_the_simulated_robot_says_why(cli_env) -> None:
     done = await play(cli_env, lines="/screen\n")
     assert "只在 --robot sim 时可用" in done.stdout.decode()

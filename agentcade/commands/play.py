@@ -143,9 +143,33 @@ def _screen(robot: Robot) -> str:
     return rendered
 
 
+_ROUTED_TOOLS = {
+    "start": "start_game(game_id={game!r})",
+    "end": "end_game()",
+    "change": "end_game()，再问想玩哪个",
+    "list": "list_games()",
+    "forward": "send_message(原话)",
+    "no_game": "没有游戏在玩，告诉用户",
+}
+"""What a line routed in code does, in the main agent's tools (the guide: ``--trace`` prints
+which tool the main agent called; for most lines code, not the model, calls it)."""
+
+
+def route_line(rec: dict[str, object]) -> str:
+    """The ``--trace`` line of a ``main_route`` record: how this line was routed."""
+    route = str(rec.get("route", ""))
+    why = f"（{rec['why']}）" if rec.get("why") else ""
+    if route == "model":
+        return f"[trace] 主 Agent 路由：交给大模型{why}"
+    tool = _ROUTED_TOOLS.get(route, route).format(game=rec.get("game", ""))
+    return f"[trace] 主 Agent 路由（代码）：{tool}{why}"
+
+
 def _main_trace_printer(rec: dict[str, object]) -> None:
     kind = rec["type"]
-    if kind == "main_tool_call":
+    if kind == "main_route":
+        print(route_line(rec), file=sys.stderr, flush=True)
+    elif kind == "main_tool_call":
         print(f"[trace] 主 Agent 调用 {rec['tool']}({rec.get('arguments')})", file=sys.stderr, flush=True)
     elif kind == "directive_executed":
         print(f"[trace] 机器人 {rec.get('directive')} → {rec.get('outcome')}", file=sys.stderr, flush=True)

@@ -230,6 +230,28 @@ async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Pat
     assert "during start, the hook 'on_start' calls lights.off()" in finding.message
 
 
+ON_MESSAGE = "    async def on_message(self, turn) -> dict | None:\n"
+
+
+async def test_local_game_undeclared_call_in_on_message_names_the_hook(tmp_path: Path) -> None:
+    """Issue 23: it was called "the tool 'on_message'"."""
+    game = game_copy(tmp_path)
+    edit(game / "agent.py", ON_MESSAGE, ON_MESSAGE + "        await self.robot.lights.off()\n")
+    result = await run_check(str(game))
+    assert result.problems() == ["DIRECTIVE-UNDECLARED"]
+    [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert "during message, the hook 'on_message' calls lights.off()" in finding.message
+
+
+async def test_a_blocking_call_in_on_message_is_found(tmp_path: Path) -> None:
+    """Issue 23: on_message runs before the model on every line; check did not read it."""
+    game = game_copy(tmp_path)
+    edit(game / "agent.py", ON_MESSAGE, ON_MESSAGE + "        import time\n        time.sleep(0)\n")
+    result = await run_check(str(game))
+    [finding] = [f for f in result.findings if f.rule == "TOOLS-BLOCKING"]
+    assert finding.message.startswith("on_message calls time.sleep()")
+
+
 async def test_an_id_of_a_built_in_game_fails_as_the_catalog_would(tmp_path: Path) -> None:
     result = await run_check(str(game_copy(tmp_path, "riddle")))  # the template, not renamed
     assert result.problems() == ["CATALOG-ID-BUILTIN"]
@@ -453,6 +475,24 @@ async def test_reply_first_slow_warns(nursery: trio.Nursery, monkeypatch: pytest
     result = await check_url(nursery, Scripted(message=slow))
     assert result.statuses("REPLY-FIRST-SLOW") == ["warn"]
     assert result.passed
+
+
+async def test_reply_first_slow_counts_only_a_reply_that_speaks(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 23: a progress bar at once, then 9 s of silence, passed: the family heard nothing."""
+    monkeypatch.setattr(check_mod, "FIRST_REPLY_SLOW", 0.05)
+
+    async def progress_then_slow(context_id: str, game_input: GameInput, emit: Any) -> None:
+        bar = {"call": "expression_runtime.update", "kwargs": {"progress_value": 10}}
+        await emit(GameReply(directives=[bar]), False)  # type: ignore[list-item]
+        await emit(GameReply(text="```\n```"), False)  # markup is not speech either
+        await trio.sleep(0.2)
+        await emit(GameReply(text="不对哦"), True)
+
+    result = await check_url(nursery, Scripted(message=progress_then_slow))
+    assert result.statuses("REPLY-FIRST-SLOW") == ["warn"]
+    assert "spoken" in next(f.message for f in result.findings if f.rule == "REPLY-FIRST-SLOW")
 
 
 async def test_session_missing_ended_fails(nursery: trio.Nursery) -> None:

@@ -15,6 +15,8 @@ import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from agentcade.game.skill_agent import HOOKS
+
 __all__ = ["BLOCKING", "blocking_calls"]
 
 BLOCKING: dict[str, str] = {
@@ -55,7 +57,7 @@ def blocking_calls(fn: Callable[..., Any]) -> list[tuple[str, str]]:
 def tool_and_hook_functions(agent_cls: type, tools: Iterable[Any]) -> list[tuple[str, Callable[..., Any]]]:
     """The game's own code the runtime calls during a turn: its tools and its hooks."""
     out: list[tuple[str, Callable[..., Any]]] = [(f"tool {t.name}", t.fn) for t in tools]
-    for hook in ("on_start", "on_end"):
+    for hook in HOOKS:
         fn = getattr(agent_cls, hook, None)
         if fn is not None and getattr(fn, "__module__", "").split(".")[0] != "agentcade":
             out.append((hook, fn))

@@ -42,7 +42,9 @@ from agentcade.core.protocol import (
     sunset_of,
     unknown_fields,
 )
+from agentcade.core.speech import speakable
 from agentcade.device.validate import validate_directive
+from agentcade.game.skill_agent import HOOKS
 
 __all__ = ["GameCalls", "check_session"]
 
@@ -278,7 +280,7 @@ class _Session:
             if outcome.first_after is not None and outcome.first_after > FIRST_REPLY_SLOW:
                 r.problem(
                     "REPLY-FIRST-SLOW",
-                    f"the first reply to {outcome.kind} came after {outcome.first_after:.1f} s",
+                    f"the first spoken reply to {outcome.kind} came after {outcome.first_after:.1f} s",
                     'say something first (turn.say("稍等")) and show effects.Progress',
                 )
         for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-PROTOCOL", "REPLY-UNKNOWN-FIELD",
@@ -298,7 +300,8 @@ class _Session:
                 ) as replies:
                     results = replies.results
                     async for reply, is_final in replies:
-                        if outcome.first_after is None:
+                        if outcome.first_after is None and speakable(reply.text):
+                            # a progress bar or a drawing is not an answer the family hears
                             outcome.first_after = trio.current_time() - started
                         outcome.replies.append((reply, is_final))
                         self.check_directives(game_input.kind, reply)
@@ -412,7 +415,7 @@ class _Session:
             self.seen_refused.add((tool, described))
             undeclared = record.get("kind") == DirectiveErrorKind.UNDECLARED
             rule = "DIRECTIVE-UNDECLARED" if undeclared else "DIRECTIVE-INVALID"
-            what = "hook" if tool in ("on_start", "on_end") else "tool"
+            what = "hook" if tool in HOOKS else "tool"
             who = f"the {what} {tool!r}" if tool else "the game"
             outcome = "skipped" if undeclared else "raised DirectiveError"
             self.result.problem(

@@ -73,6 +73,8 @@ MAX_TOOL_STEPS = 8
 """Model calls per turn that may still call tools; the next one is offered none."""
 MAX_TOOL_CALLS = 8
 """Tool calls run per turn; further calls are answered with an error and not run."""
+HOOKS = ("on_start", "on_message", "on_end")
+"""The game's hooks, by request kind; code that names the game's code tells them from tools."""
 MAX_SAYS = 2
 """``say`` calls spoken per turn; a model once made 50 in one reply (400 sentences a line)."""
 MAX_MODEL_REPLIES = 4

@@ -194,6 +194,32 @@ async def test_install_then_uninstall_a_remote_game(pages: tuple[Pages, Trace], 
         assert games == {"remote": []}
 
 
+async def test_get_api_games_lists_the_installed_games_as_json(
+    pages: tuple[Pages, Trace], nursery: trio.Nursery
+) -> None:
+    """Issue 23: it answered 500 ('InstalledGame' object has no attribute '__dict__')."""
+    from agentcade.a2a.card import build_card
+    from agentcade.wiring.games import open_local_game
+
+    running, _ = pages
+    async with open_local_game(str(PROBE)) as local:
+        listeners = await nursery.start(
+            serve_a2a, local.host, lambda port: build_card(local.game.skill, f"http://127.0.0.1:{port}/"), 0
+        )
+        url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/"
+        assert (await post(running, "/api/games/install", {"url": url})).status_code == 200
+        async with httpx.AsyncClient() as http:
+            response = await http.get(running.url + "api/games")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    [game] = response.json()["games"]
+    assert game["id"] == "probe"
+    assert game["location"] == url
+    assert game["kind"] == "remote"
+    assert game["removable"] is True
+    assert game["capabilities"] == ["light"]
+
+
 async def test_an_unreachable_address_is_answered_beside_the_field(pages: tuple[Pages, Trace]) -> None:
     running, _ = pages
     response = await post(running, "/api/games/install", {"url": "http://127.0.0.1:9/"})

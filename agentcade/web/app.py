@@ -275,7 +275,7 @@ class PagesApp:
         if path == "/api/live":
             return Response.json(self.live.snapshot())
         if path == "/api/games":
-            return Response.json({"games": [g.__dict__ for g in self.installed()]})
+            return Response.json({"games": [g.to_json() for g in self.installed()]})
         if path.startswith("/static/"):
             name = path.removeprefix("/static/")
             file = STATIC_DIR / name

@@ -9,8 +9,9 @@ server will check.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from html import escape
+from typing import Any
 
 from agentcade.web.forms import FormField, Section
 
@@ -60,6 +61,12 @@ class InstalledGame:
     """Why it cannot be played now (an installed game whose server does not answer)."""
     guarded: str | None = None
     """What the speech guard stopped it saying to a child (a remote game), in Chinese."""
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``GET /api/games`` says about the game (a slots class has no ``__dict__``)."""
+        data = asdict(self)
+        data["capabilities"] = list(self.capabilities)
+        return data
 
 
 _NAV = (("/", "实时"), ("/settings", "设置"), ("/games", "游戏"))

@@ -24,9 +24,11 @@ import trio
 import trio.testing
 
 from agentcade.a2a.card import build_card
+from agentcade.a2a.client import message_id
 from agentcade.a2a.server import serve_a2a
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.settings import Budgets
+from agentcade.core.trace import current_request_id, request_scope
 from agentcade.device.robots import ConsoleRobot
 from agentcade.main.agent import (
     REMOTE_CUT_SHORT,
@@ -244,3 +246,43 @@ async def test_a_game_written_on_a2a_sdk_whose_final_replies_are_empty_is_answer
     cut_short = REMOTE_CUT_SHORT.format(name="回声")
     assert heard.speech[:4] == [ECHO_WORKING, cut_short, ECHO_WORKING, cut_short]
     assert [r["kind"] for r in records if r["type"] == "reply_fallback"][:2] == ["start", "message"]
+
+
+# ------------------------------------------------------------------ the request id on the wire
+
+
+class IdRecorder:
+    """A remote game that notes the request id its records would carry."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+
+    async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
+        self.seen.append((game_input.kind, current_request_id()))
+        ended = game_input.kind == "end"
+        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
+
+
+async def test_the_a2a_message_id_carries_the_request_id_of_the_turn(nursery: trio.Nursery, tmp_path: Path) -> None:
+    """The communication design: "message_id 是请求 ID". It was a fresh uuid, so a served
+    game's trace could not be matched to the turn that caused it."""
+    game = IdRecorder()
+    async with played(nursery, game, tmp_path, Budgets()) as (agent, _, records):
+        await agent.on_user("玩回声")
+        await agent.on_user("是小猫吗")
+        await agent.wait_idle()
+    turns = [r["request_id"] for r in records if r["type"] == "user_input"]
+    assert [kind for kind, _ in game.seen[:2]] == ["start", "message"]
+    for turn, (_, seen) in zip(turns, game.seen[:2], strict=True):
+        assert seen is not None
+        assert seen.startswith(f"{turn}.")
+    assert game.seen[0][1] != game.seen[1][1]
+
+
+def test_a_message_id_is_unique_within_one_turn() -> None:
+    """One turn may send two messages (switching games: end, then start)."""
+    with request_scope("turn-1"):
+        first, second = message_id(), message_id()
+    assert first != second
+    assert first.startswith("turn-1.")
+    assert second.startswith("turn-1.")

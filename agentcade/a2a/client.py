@@ -39,6 +39,7 @@ from agentcade.a2a.card import CardError, CardInfo, read_card
 from agentcade.a2a.sse import SSEDecoder, SSEEvent
 from agentcade.core.errors import GameRemoteError, ReplyCutShort
 from agentcade.core.protocol import GameInput, GameReply, ProtocolError, negotiate
+from agentcade.core.trace import current_request_id
 from agentcade.net._http import H11Stream
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "A2AClient",
     "A2AReplyStream",
     "GameRemoteError",
+    "message_id",
     "negotiate_protocol",
 ]
 
@@ -54,6 +56,21 @@ REPLY_TIMEOUT = 210.0
 A turn may legitimately take long (drawing, a slow model), but 3.5 minutes of nothing is
 a dead game."""
 CONNECT_TIMEOUT = 10.0
+
+
+def message_id() -> str:
+    """A new A2A ``messageId`` that carries the request id (the communication design:
+    "``message_id`` 是请求 ID").
+
+    The request id is the user's turn (``agentcade.core.trace.current_request_id``), which
+    may send more than one message (switching games ends one and starts another), while A2A
+    wants every message's id unique; so the id is ``<request id>.<8 hex>``. Our server runs
+    the game in the scope of the whole ``messageId``, so a served game's trace records are
+    found by the turn that caused them.
+    """
+    suffix = uuid.uuid4().hex[:8]
+    rid = current_request_id()
+    return f"{rid}.{suffix}" if rid else uuid.uuid4().hex
 MAX_UNARY_BODY = 1024 * 1024
 CONTEXT_HEADER = b"x-a2a-context-id"
 """Sent with every request so a load balancer can keep a game session on one replica."""
@@ -402,7 +419,7 @@ class A2AClient:
             game_input = game_input.model_copy(update={"protocol": protocol})
         target = _Target(url)
         message = {
-            "messageId": str(uuid.uuid4()),
+            "messageId": message_id(),
             "contextId": context_id,
             "role": "ROLE_USER",
             "parts": [{"data": game_input.to_wire()}],

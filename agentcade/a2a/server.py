@@ -82,6 +82,7 @@ from agentcade.a2a.jsonrpc import (
 from agentcade.a2a.sse import encode_data, encode_ping
 from agentcade.a2a.tasks import BadPageToken, TaskRecord, TaskStore
 from agentcade.core.protocol import GameInput, GameReply, ProtocolError
+from agentcade.core.trace import request_scope
 from agentcade.net._http import BodyTooLarge, H11Stream, PeerGone
 
 __all__ = ["CARD_PATH", "FAILED_TEXT", "A2AServer", "ServerLimits", "serve_a2a"]
@@ -193,11 +194,15 @@ class _Run:
         store: TaskStore,
         record: TaskRecord,
         game_input: GameInput,
+        request_id: str | None = None,
     ) -> None:
         self.handler = handler
         self.store = store
         self.record = record
         self.game_input = game_input
+        self.request_id = request_id
+        """The sender's ``messageId``: the game's trace records carry it (our client puts
+        the main agent's request id in it, ``agentcade.a2a.client.message_id``)."""
         self.saw_final = False
         self.final_event: dict[str, Any] | None = None
         """The terminal event once the handler gave its final reply; None once sent."""
@@ -231,7 +236,7 @@ class _Run:
         async with out:
             terminal: dict[str, Any] | None = None
             try:
-                with trio.CancelScope() as scope:
+                with request_scope(self.request_id), trio.CancelScope() as scope:
                     record.scope = scope
                     if record.cancel_requested:
                         scope.cancel()
@@ -570,7 +575,7 @@ class A2AServer:
             user_message["parts"] = raw_parts  # keep the sender's numbers as sent
         record = TaskRecord(id=task_id, context_id=context_id, history=[user_message])
         self.tasks.add(record)
-        return _Run(self.handler, self.tasks, record, game_input)
+        return _Run(self.handler, self.tasks, record, game_input, message.message_id or None)
 
     def _get_task(self, request_id: RpcId, params: GetTaskRequest) -> dict[str, Any]:
         record = self.tasks.get(params.id)

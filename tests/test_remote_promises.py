@@ -241,6 +241,7 @@ async def test_a_game_written_on_a2a_sdk_whose_final_replies_are_empty_is_answer
             trace=trace, budgets=Budgets(),
         ) as (agent, _):
             await agent.on_user("玩回声")
+            await agent.wait_idle()  # its first reply ends the turn; the final one follows
             await agent.on_user("是小猫吗")
             await agent.wait_idle()
     cut_short = REMOTE_CUT_SHORT.format(name="回声")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import logging
 import os
 import sys
@@ -80,6 +81,7 @@ def _load(module_name: str) -> ModuleType | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    _tolerant_output()
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("AGENTCADE_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]
@@ -104,6 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         logging.getLogger().removeHandler(handler)
     return code
+
+
+def _tolerant_output() -> None:
+    """A console whose code page cannot show a character (GBK has no ✓) prints ``?``
+    instead of failing: output to a Chinese Windows console or pipe never raises."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="replace")
 
 
 def failed(command: str, exc: BaseException, *, debug: bool = False) -> int:

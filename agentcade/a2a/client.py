@@ -39,6 +39,7 @@ from agentcade.a2a.card import CardError, CardInfo, read_card
 from agentcade.a2a.sse import SSEDecoder, SSEEvent
 from agentcade.core.errors import GameRemoteError, ReplyCutShort
 from agentcade.core.protocol import GameInput, GameReply, ProtocolError, negotiate
+from agentcade.core.tls import client_context
 from agentcade.core.trace import current_request_id
 from agentcade.net._http import H11Stream
 
@@ -86,7 +87,13 @@ def _translate(what: str) -> Iterator[None]:
     """The one choke point mapping transport errors to GameRemoteError."""
     try:
         yield
-    except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+    except trio.BrokenResourceError as exc:
+        if isinstance(exc.__cause__, ssl.SSLError):  # the TLS handshake (trio wraps it)
+            tls = exc.__cause__
+            why = getattr(tls, "verify_message", None) or tls.reason or str(tls)
+            raise GameRemoteError("network", f"{what}: TLS failed: {why}") from exc
+        raise GameRemoteError("network", f"{what}: {str(exc) or type(exc).__name__}") from exc
+    except (OSError, trio.ClosedResourceError) as exc:
         raise GameRemoteError("network", f"{what}: {str(exc) or type(exc).__name__}") from exc
     except h11.ProtocolError as exc:
         raise GameRemoteError("protocol", f"{what}: bad HTTP from the game: {exc}") from exc
@@ -277,7 +284,8 @@ class A2AClient:
     Args:
         reply_timeout: longest wait for the next reply of a request.
         connect_timeout: longest wait for TCP (+TLS) setup.
-        ssl_context: for https (default: ``ssl.create_default_context()``).
+        ssl_context: for https (default: ``agentcade.core.tls.client_context()``, the
+            operating system's trust store).
     """
 
     def __init__(
@@ -299,7 +307,7 @@ class A2AClient:
                 stream: trio.abc.Stream = await trio.open_tcp_stream(target.host, target.port)
                 if target.https:
                     if self._ssl is None:
-                        self._ssl = ssl.create_default_context()
+                        self._ssl = client_context()
                     tls = trio.SSLStream(
                         stream, self._ssl, server_hostname=target.host, https_compatible=True
                     )

@@ -84,7 +84,7 @@ def runtime_hiddenimports() -> list[str]:
     """Third-party modules the runtime needs that static analysis may miss.
 
     pypinyin (+ data), rapidfuzz, yaml, pydantic, openai, h11, trio, trio_websocket,
-    httpx, a2a (types, client/server helpers; not its database/grpc/web-framework extras),
+    httpx, truststore, platformdirs, a2a (types, client/server helpers; not its database/grpc/web-framework extras),
     google.protobuf, watcherobot (only the robot/job API agentcade imports).
     """
     return list(_runtime_hiddenimports())
@@ -118,6 +118,8 @@ def _runtime_hiddenimports() -> tuple[str, ...]:
             "trio",
             "trio_websocket",
             "httpx",
+            "truststore",
+            "platformdirs",
             "watcherobot",
             "watcherobot.job",
             "watcherobot.robot",

@@ -24,7 +24,7 @@ import argparse
 import json
 import sys
 import uuid
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 import trio
 
@@ -157,16 +157,37 @@ def print_skipped(rec: dict[str, Any]) -> None:
 
 
 class LineReader:
-    """Reads stdin lines in a worker thread (a blocking read must not stall trio)."""
+    """Reads stdin lines in a worker thread (a blocking read must not stall trio).
 
-    def __init__(self) -> None:
-        self._tty = sys.stdin.isatty()
+    Piped input (``agentcade play < scenario.txt``) is read as UTF-8 whatever the console's
+    code page (a Chinese Windows decodes stdin as GBK, and a UTF-8 file would arrive
+    garbled), with a byte-order mark at the start tolerated (Notepad writes one); bytes
+    that are not UTF-8 become U+FFFD instead of an error. Typed input keeps the console's
+    own decoding, which is right for what the console sends.
+    """
+
+    def __init__(self, stdin: TextIO | None = None) -> None:
+        self._stdin = stdin or sys.stdin
+        self._tty = self._stdin.isatty()
+        buffer = getattr(self._stdin, "buffer", None)
+        self._bytes: BinaryIO | None = None if self._tty else buffer
+        self._first = True
+
+    def _readline(self) -> str:
+        if self._bytes is None:
+            return self._stdin.readline()
+        raw = self._bytes.readline()
+        line = raw.decode("utf-8", errors="replace")
+        if self._first:
+            self._first = False
+            line = line.removeprefix("\ufeff")
+        return line.replace("\r\n", "\n")
 
     async def read(self) -> str | None:
         """The next line, or None at end of input."""
         if self._tty:
             print("你：", end="", flush=True)
-        line: str = await trio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        line: str = await trio.to_thread.run_sync(self._readline, abandon_on_cancel=True)
         if not line:
             return None
         if not self._tty:

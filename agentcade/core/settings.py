@@ -52,6 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+import platformdirs
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -630,8 +631,27 @@ def load_budgets(environ: Mapping[str, str] = os.environ) -> Budgets:
 
 
 def _root_dir(environ: Mapping[str, str]) -> Path:
+    """``$AGENTCADE_HOME``, else the platform's per-user config folder + ``agentcade``.
+
+    The folder comes from ``platformdirs`` (which asks Windows for the roaming AppData
+    known folder instead of trusting ``%APPDATA%``); the locations earlier versions
+    computed by hand are the same on an ordinary machine, and where they differ (a
+    redirected profile) a folder that exists only at the old place is still used, so a
+    family's settings and installed games are never lost.
+    """
     if home := environ.get("AGENTCADE_HOME"):
         return Path(home).expanduser()
+    legacy = _legacy_root_dir(environ)
+    if sys.platform not in ("win32", "darwin") and environ.get("XDG_CONFIG_HOME"):
+        return legacy  # the XDG variable of the environment given (platformdirs reads os.environ)
+    current = platformdirs.user_config_path("agentcade", appauthor=False, roaming=True)
+    if current != legacy and not current.exists() and legacy.exists():
+        return legacy
+    return current
+
+
+def _legacy_root_dir(environ: Mapping[str, str]) -> Path:
+    """Where versions before platformdirs kept the folder (computed by hand)."""
     if sys.platform == "win32":
         base = environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
         return Path(base) / "agentcade"

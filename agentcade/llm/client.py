@@ -25,6 +25,7 @@ import trio
 from openai.types.chat import ChatCompletion
 
 from agentcade.core.settings import LLMSettings
+from agentcade.core.tls import client_context
 from agentcade.llm.base import ModelError, ModelReply, TextSink, ToolCall, _short
 from agentcade.llm.stream import _StreamAssembler
 
@@ -239,6 +240,8 @@ class _SharedClients:
                 api_key=secret or "no-key",
                 timeout=timeout,
                 max_retries=retries,
+                # openai's own defaults (limits, redirects), TLS through the OS trust store.
+                http_client=openai.DefaultAsyncHttpxClient(verify=client_context(), timeout=timeout),
             )
             lease = self._leases[key] = _Lease(key, client)
         lease.users += 1

@@ -43,6 +43,7 @@ from agentcade.core.settings import (
     write_dotenv,
 )
 from agentcade.core.skill import Skill, SkillError
+from agentcade.core.tls import client_context
 from agentcade.game.loader import GameLoadError, builtin_games_dir, load_game
 from agentcade.llm import ModelError, make_model
 from agentcade.main.registry import GameRegistry
@@ -437,7 +438,9 @@ class PagesApp:
         if self.catalog_url:
             try:
                 with trio.fail_after(15):
-                    async with httpx.AsyncClient(timeout=10, follow_redirects=True) as http:
+                    async with httpx.AsyncClient(
+                        timeout=10, follow_redirects=True, verify=client_context()
+                    ) as http:
                         response = await http.get(self.catalog_url)
                 response.raise_for_status()
                 if len(response.content) > 1024 * 1024:

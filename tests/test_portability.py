@@ -139,6 +139,14 @@ async def serve_https(nursery: trio.Nursery, ca: trustme.CA) -> str:
     return url
 
 
+LINUX_TRUST_STORE = pytest.mark.skipif(
+    sys.platform != "linux",
+    reason="adds a test CA through SSL_CERT_FILE, which is the OS trust store only on Linux "
+    "(Windows and macOS ask their own stores, where a test cannot add a CA)",
+)
+
+
+@LINUX_TRUST_STORE
 async def test_a_remote_game_over_https_is_trusted_when_the_os_trusts_its_ca(
     nursery: trio.Nursery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,6 +162,7 @@ async def test_a_remote_game_over_https_is_trusted_when_the_os_trusts_its_ca(
     assert said == ["你好，这里是加密的游戏。"]
 
 
+@LINUX_TRUST_STORE
 async def test_a_certificate_the_os_does_not_trust_is_one_clear_error(
     nursery: trio.Nursery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -176,7 +185,8 @@ def test_the_config_folder_is_platformdirs_one_and_agentcade_home_still_wins(tmp
 
     assert user_config_dir({}) == platformdirs.user_config_path("agentcade", appauthor=False, roaming=True) / "config"
     assert user_config_dir({"AGENTCADE_HOME": str(tmp_path)}) == tmp_path / "config"
-    assert user_config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "agentcade" / "config"
+    if sys.platform not in ("win32", "darwin"):
+        assert user_config_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "agentcade" / "config"
 
 
 def test_a_folder_only_at_the_old_place_keeps_being_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

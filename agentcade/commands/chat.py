@@ -15,7 +15,8 @@ is printed so a hang is not mistaken for a crash.
 round, the messages sent to the model and every tool call with its arguments and result;
 ``--trace-file PATH`` writes the same records as JSON lines. A robot call the game may not
 make (undeclared capability: skipped; not open or invalid: the tool fails) is always shown,
-``[机器人] 没执行 ...``, since the author would otherwise never learn of it.
+``[机器人] 没执行 ...``, since the author would otherwise never learn of it; so is a line the
+speech guard would not let the robot say (``[安全] ...``, ``agentcade.core.guard``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, BinaryIO, TextIO
 import trio
 
 from agentcade.commands._trace import add_trace_options, trace_from_args
+from agentcade.core import guard
 from agentcade.core.errors import PeerError
 from agentcade.core.protocol import DEFAULT_START, GameInput, GameReply
 from agentcade.core.settings import SettingsError, load_budgets
@@ -146,6 +148,10 @@ def print_reply(reply: GameReply) -> None:
         print(f"  [机器人] {directive.describe()}", flush=True)
     if reply.text:
         print(f"小懒：{reply.text}", flush=True)
+        hit = guard.screen(reply.text)
+        if hit is not None:  # the author learns what the robot would do with it
+            print(f"  [安全] 在机器人上不会念这句话（它{guard.TOPIC_WORDS.get(hit.topic, hit.reason)}），"
+                  f"会换成：{guard.neutral_line(in_game=True)}", flush=True)
 
 
 def print_skipped(rec: dict[str, Any]) -> None:

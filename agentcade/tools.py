@@ -4,6 +4,7 @@ The guide's import path (``agentcade.tools``); the code lives in ``agentcade.cor
 """
 
 from agentcade.core.tools import (
+    ALREADY_JUDGED as ALREADY_JUDGED,
     BUILTIN_TOOL_NAMES as BUILTIN_TOOL_NAMES,
     Tool as Tool,
     ToolDefinitionError as ToolDefinitionError,
@@ -13,6 +14,7 @@ from agentcade.core.tools import (
 )
 
 __all__ = [
+    "ALREADY_JUDGED",
     "BUILTIN_TOOL_NAMES",
     "Tool",
     "ToolDefinitionError",

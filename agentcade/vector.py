@@ -1,4 +1,4 @@
-"""Vector drawings for the robot's screen: ``Stroke``, ``encode_vector``.
+"""Vector drawings for the robot's screen: ``Stroke``, ``encode_vector``, ``star``.
 
 The guide's import path (``agentcade.vector``); the code lives in ``agentcade.core.vector``.
 """
@@ -13,6 +13,7 @@ from agentcade.core.vector import (
     VectorError as VectorError,
     decode_vector as decode_vector,
     encode_vector as encode_vector,
+    star as star,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "VectorError",
     "decode_vector",
     "encode_vector",
+    "star",
 ]

@@ -199,3 +199,63 @@ def test_aliases_any_form_counts():
     assert is_match("咪咪", "猫", ["猫咪", "咪咪"])
     assert not is_match("咪咪", "猫")
     assert is_match("猫", "猫", ["猫咪"])
+
+
+# --- one question with one answer: judge_guess and Deck (issue 23: out of the template) ------
+
+from agentcade.core.judge import Deck, judge_guess, looks_like_guess  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("line", "verdict"),
+    [
+        ("我猜是长劲鹿", "right"),
+        ("是斑马吗", "wrong"),
+        ("我猜是桌子", "wrong"),
+        ("苹果", "wrong"),
+        ("我不知道", "hint"),
+        ("猜不出来", "give_up"),
+        ("你好呀", None),
+        ("再念一遍谜面", None),
+        ("为什么呀", None),
+        ("好的", None),
+    ],
+)
+def test_judge_guess_tells_a_right_answer_a_wrong_guess_a_help_request_and_other_talk(
+    line: str, verdict: str | None
+) -> None:
+    assert judge_guess(line, "长颈鹿") == verdict
+
+
+def test_a_question_or_a_request_is_not_shaped_like_a_guess() -> None:
+    assert looks_like_guess("是水吗")
+    assert not looks_like_guess("下一个")
+    assert not looks_like_guess("嗯")
+
+
+def test_judge_guess_counts_an_alias_as_right() -> None:
+    assert judge_guess("雨伞吧", "伞", ["雨伞"]) == "right"
+
+
+def test_a_deck_draws_in_the_given_order_and_keeps_the_answer_secret_until_revealed() -> None:
+    deck = Deck([{"answer": "雨伞"}, {"answer": "长颈鹿"}])
+    assert deck.unrevealed() == []
+    assert deck.judge("雨伞") is None  # nothing to guess yet
+    assert deck.draw() == {"answer": "雨伞"}
+    assert deck.unrevealed() == ["雨伞"]
+    assert deck.judge("是雨伞吗") == "right"
+    assert deck.solve() == "雨伞"
+    assert (deck.unrevealed(), deck.solved, deck.asked) == ([], 1, 1)
+    assert deck.judge("雨伞") is None  # revealed: nothing to guess
+
+
+def test_a_revealed_answer_is_revealed_once_and_a_used_up_deck_draws_none() -> None:
+    deck = Deck([{"answer": "长颈鹿", "aliases": ["长脖子鹿"]}])
+    deck.draw()
+    assert deck.judge("长脖子鹿") == "right"
+    assert deck.reveal() == "长颈鹿"
+    assert deck.reveal() is None
+    assert deck.solve() is None
+    assert deck.solved == 0
+    assert deck.draw() is None
+    assert deck.asked == 1

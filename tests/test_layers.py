@@ -46,14 +46,15 @@ LAYERS = read_layer_table(INTERNALS.read_text(encoding="utf-8"))
 PUBLIC_GAME_API: dict[str, frozenset[str] | None] = {
     "agentcade.effects": None,
     "agentcade.judge": frozenset(
-        {"fuzzy_syllable", "help_request", "is_match", "normalize", "parse_number"}
+        {"Deck", "fuzzy_syllable", "help_request", "is_match", "judge_guess", "looks_like_guess",
+         "normalize", "parse_number"}
     ),
     "agentcade.llm": frozenset({"ChatModel", "ModelError", "make_model"}),
     "agentcade.settings": frozenset({"AgentSettings", "LLMSettings", "user_data_dir"}),
     "agentcade.skill": frozenset({"Skill"}),
     "agentcade.skill_agent": frozenset({"SkillAgent"}),
     "agentcade.tools": frozenset({"tool"}),
-    "agentcade.vector": frozenset({"Stroke", "VectorError", "encode_vector"}),
+    "agentcade.vector": frozenset({"Stroke", "VectorError", "encode_vector", "star"}),
 }
 
 

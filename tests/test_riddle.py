@@ -19,7 +19,7 @@ import pytest
 from agentcade import effects
 from agentcade.core.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
 from agentcade.core.protocol import GameReply
-from agentcade.core.vector import encode_vector
+from agentcade.core.vector import encode_vector, star
 from agentcade.game.host import INTERRUPTED, GameHost
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.testing.fake_openai import FakeOpenAI, Reply
@@ -61,10 +61,10 @@ def game(loaded: LoadedGame, monkeypatch: pytest.MonkeyPatch) -> LoadedGame:
     first = [index[FIRST], index[SECOND]]
     deck = first + [i for i in range(len(module.RIDDLES)) if i not in first]
 
-    def sample(population: Any, k: int) -> list[int]:
-        assert list(population) == list(range(len(module.RIDDLES)))
+    def sample(population: Any, k: int) -> list[dict[str, Any]]:
+        assert list(population) == module.RIDDLES
         assert k == len(module.RIDDLES)
-        return deck[::-1]  # the game pops from the end
+        return [module.RIDDLES[i] for i in deck]  # the deck is drawn from the front
 
     monkeypatch.setattr(module, "random", SimpleNamespace(sample=sample))
     return loaded
@@ -129,8 +129,9 @@ async def test_right_answer_in_the_users_words(hosts, fake, said) -> None:
     host = await started(hosts, fake)
     replies = await ask(host, "message", said)
     right = f"猜对了，谜底就是{FIRST}！"
+    again = right + "要不要再来一个？"
     assert fake.requests == []  # judged and worded in code
-    assert last_result(hosts) == {"correct": True, "answer": FIRST, "message": right, "must_say": [right]}
+    assert last_result(hosts) == {"correct": True, "answer": FIRST, "message": again, "must_say": [right]}
     assert state(hosts) | {"谜面": None} == {
         "谜面": None,
         "已出题": 1,
@@ -153,7 +154,7 @@ async def test_right_answer_nods_with_a_happy_face_then_puts_the_star_back(
         *["motion.move_to"] * 5,
         "expression_runtime.update",
     ]
-    assert screen(replies) == [HAPPY, game_module(game).STAR]
+    assert screen(replies) == [HAPPY, star()]
     assert sent[-1].kwargs["custom_accessory_layer"] == "front"
     assert {pan for pan, _ in moves(replies)} == {FRONT_PAN}
     assert len({tilt for _, tilt in moves(replies)}) > 1
@@ -202,7 +203,8 @@ async def test_a_listed_alias_is_right(hosts, fake) -> None:
     await ask(host, "message", "下一个")
     await ask(host, "message", "伞")
     right = f"猜对了，谜底就是{SECOND}！"
-    assert last_result(hosts) == {"correct": True, "answer": SECOND, "message": right, "must_say": [right]}
+    again = right + "要不要再来一个？"
+    assert last_result(hosts) == {"correct": True, "answer": SECOND, "message": again, "must_say": [right]}
 
 
 async def test_each_input_is_judged_once(hosts, fake) -> None:
@@ -250,7 +252,7 @@ async def test_hint_uses_no_character_of_the_answer(hosts, fake, game) -> None:
     before = state(hosts)
     hint = riddle(game, FIRST)["hint"]
     replies = await ask(host, "message", "给个提示")
-    assert last_result(hosts) == {"hint": hint}
+    assert last_result(hosts) == {"hint": hint, "message": f"给你一个提示：{hint}"}
     assert texts(replies) == f"给你一个提示：{hint}"
     assert not set(FIRST) & set(hint)
     assert directives(replies) == []
@@ -276,7 +278,7 @@ async def test_give_up_says_the_answer_even_when_the_model_does_not(hosts, fake)
     # the end does not say it a second time
     fake.push(Reply("再见。"))
     end = await ask(host, "end", "结束游戏")
-    assert "answer" not in user_events(fake.requests[-1])[-1]["result"]
+    assert user_events(fake.requests[-1])[-1]["result"]["answer"] is None  # said already
     assert end[-1].text == "再见。"
 
 
@@ -289,7 +291,7 @@ async def test_next_riddle_reveals_the_unsolved_one_then_reads_the_new_question(
     previous = riddle(game, FIRST)["answer"]
     fake.push(call("next_riddle"), Reply("好，下一个。"))
     replies = await ask(host, "message", "再来一个")
-    reveal = f"上一个的谜底是{previous}。"
+    reveal = f"谜底是{previous}。"
     assert tool_results(fake.requests[-1]) == [
         {"outcome": "new_riddle", "question": question, "number": 2, "already_said": [reveal, question]}
     ]
@@ -312,7 +314,7 @@ async def test_ten_next_riddles_in_a_session_never_repeat(loaded, fake) -> None:
     try:
         host = made.make(fake)
         await ask(host, "start", "玩猜谜语")
-        questions = [made.agents[-1].current["question"]]
+        questions = [made.agents[-1].riddles.current["question"]]
         for number in range(2, 12):
             replies = await ask(host, "message", "下一个")
             result = tool_results(fake.requests[-1])[0]
@@ -364,8 +366,8 @@ async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_answer(ho
     assert [r.text for r in stuck] == [INTERRUPTED]
     result = user_events(fake.requests[-1])[-1]["result"]
     assert result["answer"] == FIRST
-    assert result["already_said"] == [f"这个谜语的谜底是{FIRST}。"]
-    assert [r.text for r in end] == [f"这个谜语的谜底是{FIRST}。", "再见。"]
+    assert result["already_said"] == [f"谜底是{FIRST}。"]
+    assert [r.text for r in end] == [f"谜底是{FIRST}。", "再见。"]
     assert end[-1].session == "ended"
     assert not host.has_session("c")
 
@@ -382,9 +384,9 @@ async def test_end_sums_up_the_counts_and_reveals_the_open_riddle(hosts, fake) -
         "solved": 1,
         "message": "今天猜了2个谜语，猜对了1个。",
         "answer": SECOND,
-        "already_said": [f"这个谜语的谜底是{SECOND}。"],
+        "already_said": [f"谜底是{SECOND}。"],
     }
-    assert [r.text for r in end] == [f"这个谜语的谜底是{SECOND}。", "今天就到这里，再见。"]
+    assert [r.text for r in end] == [f"谜底是{SECOND}。", "今天就到这里，再见。"]
     assert end[-1].session == "ended"
 
 
@@ -446,7 +448,7 @@ async def test_an_offline_session_plays_start_message_end(hosts, game) -> None:
     assert start[-1].session == "active"
     right = await ask(host, "message", "我猜是长颈鹿吧")
     assert right[-1].text == f"猜对了，谜底就是{FIRST}！要不要再来一个？"
-    assert screen(right)[-1] == game_module(game).STAR
+    assert screen(right)[-1] == star()
     end = await ask(host, "end", "结束游戏")
     assert end[-1].text == "今天猜了1个谜语，猜对了1个。"
     assert end[-1].session == "ended"
@@ -460,5 +462,5 @@ async def test_an_offline_end_reveals_the_open_riddle(hosts) -> None:
     wrong = await ask(host, "message", "是斑马吗")
     assert FIRST not in wrong[-1].text
     end = await ask(host, "end", "结束游戏")
-    assert [r.text for r in end] == [f"这个谜语的谜底是{FIRST}。", "今天猜了1个谜语，猜对了0个。"]
+    assert [r.text for r in end] == [f"谜底是{FIRST}。", "今天猜了1个谜语，猜对了0个。"]
     assert end[-1].session == "ended"

@@ -222,3 +222,12 @@ def test_an_output_folder_inside_the_game_is_not_bundled(pyinstaller: None, tmp_
     in_game = sources(game)
     assert "SKILL.md" in in_game
     assert "riddle" not in in_game
+
+
+def test_the_template_is_under_100_lines_as_its_readme_and_the_guide_say() -> None:
+    """Issue 23: it was 176; what is generic lives in the runtime (judge.Deck, judge_guess,
+    vector.star, @tool(judges=True))."""
+    lines = (RIDDLE / "agent.py").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 100
+    assert "代码不到 100 行" in (RIDDLE / "README.md").read_text(encoding="utf-8")
+    assert "模板的代码不到 100 行" in (ROOT / "docs" / "guide.zh-CN.md").read_text(encoding="utf-8")

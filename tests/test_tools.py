@@ -602,3 +602,43 @@ async def test_a_tool_raising_a_process_ending_exception_raises_game_code_error(
 
     with pytest.raises(GameCodeError, match="tool f raised"):
         await G.f.invoke(G(), None, None)
+
+
+# --- judging tools (judges=True) --------------------------------------------------------------
+
+
+class Line:
+    """What a judging tool sees of the turn: the words and whether they were judged."""
+
+    def __init__(self, *, judged: bool = False) -> None:
+        self.text = "我猜是雨伞"
+        self.judged = judged
+
+
+class Judge:
+    def __init__(self) -> None:
+        self.judged: list[str] = []
+
+    @tool("判断用户说的答案（直接读取用户原话）。", judges=True)
+    def check_answer(self, turn: Line) -> dict[str, bool]:
+        self.judged.append(turn.text)
+        return {"correct": True}
+
+
+async def test_a_judging_tool_judges_a_line_once_and_marks_it_judged() -> None:
+    game, line = Judge(), Line()
+    assert await Judge.check_answer.invoke(game, line, None) == {"correct": True}
+    assert line.judged
+    assert await Judge.check_answer.invoke(game, line, None) == {"outcome": "already_judged"}
+    assert game.judged == ["我猜是雨伞"]
+
+
+async def test_a_judging_tool_is_not_called_for_a_line_on_message_judged() -> None:
+    game = Judge()
+    assert await Judge.check_answer.invoke(game, Line(judged=True), None) == {"outcome": "already_judged"}
+    assert game.judged == []
+
+
+def test_only_a_tool_declared_judging_is_one() -> None:
+    assert Judge.check_answer.judges
+    assert not Game.guess.judges

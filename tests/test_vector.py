@@ -182,3 +182,12 @@ def test_random_bytes_decode_exactly_when_the_sdk_accepts() -> None:
         except VectorError:
             ours = False
         assert ours == sdk_accepts(path), path
+
+
+def test_the_star_is_one_closed_stroke_of_eleven_points_the_robot_accepts() -> None:
+    from agentcade.core.vector import star
+
+    [stroke] = decode_vector(star())
+    assert len(stroke.points) == 11
+    assert stroke.points[0] == stroke.points[-1] == (206, 56)
+    assert stroke.width == 10

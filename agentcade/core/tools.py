@@ -51,6 +51,7 @@ import re
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, TypeVar, Union, final, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
@@ -61,6 +62,7 @@ from agentcade.core.errors import GameCodeError, ToolDefinitionError
 from agentcade.core.trace import caller_scope
 
 __all__ = [
+    "ALREADY_JUDGED",
     "BUILTIN_TOOL_NAMES",
     "Tool",
     "ToolDefinitionError",
@@ -75,6 +77,8 @@ BUILTIN_TOOL_NAMES = frozenset({"say"})
 """Tools the runtime gives every game; a game's own tool may not use these names."""
 
 TURN_PARAMETER = "turn"
+ALREADY_JUDGED: Mapping[str, str] = MappingProxyType({"outcome": "already_judged"})
+"""What a judging tool answers for a line already judged (``Tool.judges``)."""
 """The parameter the runtime fills with the current ``Turn``; the model never sees it."""
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -216,6 +220,7 @@ class Tool:
         "description",
         "fn",
         "is_async",
+        "judges",
         "name",
         "parameters",
         "wants_turn",
@@ -233,8 +238,15 @@ class Tool:
     """The method is ``async def``; ``invoke`` awaits it."""
     fn: Callable[..., Any]
     """The decorated function."""
+    judges: bool
+    """A judging tool (``@tool(..., judges=True)``): one verdict per line the player said.
+    ``invoke`` answers ``ALREADY_JUDGED`` without calling it once ``turn.judged`` is set (by
+    ``on_message``, by another judging tool, or from the start on ``start``/``end``), and
+    sets ``turn.judged`` before calling it."""
 
-    def __init__(self, fn: Callable[..., Any], description: str, name: str | None) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], description: str, name: str | None, *, judges: bool = False
+    ) -> None:
         where = _where(fn)
         if not inspect.isfunction(fn):
             raise ToolDefinitionError(
@@ -257,6 +269,7 @@ class Tool:
                 f'@tool("...", name="give_up")'
             )
         self.fn = fn
+        self.judges = judges
         self.name = tool_name
         self.description = description.strip()
         self.is_async = inspect.iscoroutinefunction(fn)
@@ -325,6 +338,11 @@ class Tool:
             values = self._validate(arguments)
         except _InvalidArguments as exc:
             return {"error": f"Invalid arguments for {self.name}: {exc}"}
+        if self.judges and turn is not None:
+            # The model may not judge the same words twice, nor words the player never said.
+            if getattr(turn, "judged", False):
+                return dict(ALREADY_JUDGED)
+            setattr(turn, "judged", True)  # noqa: B010 - a Turn; the core knows no Turn type
         if self.wants_turn:
             values[TURN_PARAMETER] = turn
         try:
@@ -515,15 +533,18 @@ def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
 # --- the decorator and collection --------------------------------------------------------
 
 
-def tool(description: str, *, name: str | None = None) -> Callable[[F], Tool]:
+def tool(description: str, *, name: str | None = None, judges: bool = False) -> Callable[[F], Tool]:
     """Declare a method as a tool the model may call.
 
     Usage: ``@tool("说明")`` (the tool is named after the method) or
-    ``@tool("说明", name="give_up")``.
+    ``@tool("说明", name="give_up")``; ``@tool("说明", judges=True)`` for a tool that
+    judges the player's line (see ``Tool.judges``).
 
     Args:
         description: sent to the model verbatim; non-empty.
         name: the tool's name if not the method's: letters, digits, ``_`` and ``-``.
+        judges: one verdict per line: answered ``{"outcome": "already_judged"}`` once the
+            line was judged.
 
     Raises:
         ToolDefinitionError: when the decorator is used without a description, or the
@@ -536,7 +557,7 @@ def tool(description: str, *, name: str | None = None) -> Callable[[F], Tool]:
         )
 
     def decorate(fn: F) -> Tool:
-        return Tool(fn, description, name)
+        return Tool(fn, description, name, judges=judges)
 
     return decorate
 

@@ -15,6 +15,7 @@ Pure data: no I/O.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ __all__ = [
     "VectorError",
     "decode_vector",
     "encode_vector",
+    "star",
 ]
 
 CANVAS = 412
@@ -130,3 +132,15 @@ def decode_vector(path: str) -> list[Stroke]:
         raise VectorError("a vector path has trailing bytes")
     encode_vector(strokes)  # the totals
     return strokes
+
+
+def star(cx: int = 206, cy: int = 206, r: int = 150, *, width: int = 10) -> str:
+    """A five-pointed star in one stroke, encoded: the outer and inner points taken in turn
+    (inner radius 0.4 r), 11 points so it closes. The riddle template draws it for a right
+    answer; the guide shows its code as the example of ``Stroke`` and ``encode_vector``."""
+    points = []
+    for i in range(11):
+        radius = r if i % 2 == 0 else r * 0.4
+        angle = math.radians(-90 + 36 * i)
+        points.append((round(cx + radius * math.cos(angle)), round(cy + radius * math.sin(angle))))
+    return encode_vector([Stroke(points, width=width)])

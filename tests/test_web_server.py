@@ -186,12 +186,12 @@ async def test_install_then_uninstall_a_remote_game(pages: tuple[Pages, Trace], 
         assert installed.status_code == 200, installed.text
         assert registry.get("probe") is not None
         games = json.loads((running.app.config_dir / "games.json").read_text(encoding="utf-8"))
-        assert games == {"remote": [url]}
+        assert games == {"remote": [url], "confirmed": {url: {"version": "1.0.0", "capabilities": ["light"]}}}
         removed = await post(running, "/api/games/uninstall", {"url": url})
         assert removed.status_code == 200
         assert registry.get("probe") is None
         games = json.loads((running.app.config_dir / "games.json").read_text(encoding="utf-8"))
-        assert games == {"remote": []}
+        assert games == {"remote": [], "confirmed": {}}
 
 
 async def test_get_api_games_lists_the_installed_games_as_json(

@@ -63,6 +63,7 @@ from agentcade.wiring.registry import (
     installed_remote_games,
     remember_remote_game,
 )
+from agentcade.wiring.remote import Confirmed, RemoteGameClient
 
 __all__ = ["STATIC_DIR", "PagesApp", "Response"]
 
@@ -249,6 +250,7 @@ class PagesApp:
             "/api/games/preview": self.preview_game,
             "/api/games/install": self.install_game,
             "/api/games/uninstall": self.uninstall_game,
+            "/api/games/confirm": self.confirm_game,
         }
         action = actions.get(path)
         if action is None:
@@ -399,7 +401,9 @@ class PagesApp:
             builtin = not is_remote and Path(info.location).resolve().parent == builtin_games_dir().resolve()
             out.append(InstalledGame(
                 id=info.id, name=info.name, version=info.version, author=author, homepage=homepage,
-                capabilities=info.capabilities, location=info.location,
+                capabilities=tuple(getattr(card, "capabilities", info.capabilities)), location=info.location,
+                reconfirm=_what_changed(client) if is_remote else None,
+                unreviewed=self._unreviewed(info.id, info.location, info.version) if is_remote else None,
                 kind="remote" if is_remote else "builtin" if builtin else "local",
                 removable=is_remote and info.location in remote,
                 guarded=self._guarded(info.id) if is_remote else None,
@@ -412,6 +416,12 @@ class PagesApp:
                     problem=self.registry.failed[url],
                 ))
         return out
+
+    def _unreviewed(self, game_id: str, url: str, version: str) -> str | None:
+        entry = self._catalog_entry(game_id, url)
+        if entry is None or entry.reviewed_version == version:
+            return None
+        return f"当前版本未经审核（游戏目录审核过的是 {entry.reviewed_version} 版，现在是 {version} 版）"
 
     def _guarded(self, game_id: str) -> str | None:
         mark = self.marks.get(game_id)
@@ -516,13 +526,41 @@ class PagesApp:
         except Exception as exc:  # noqa: BLE001 - whatever failed, the family gets one line
             message = exc.message if isinstance(exc, GameRemoteError) else str(exc)
             raise _BadRequest({"url": f"没能安装：{message}"}) from None
-        try:
-            remember_remote_game(url, self.config_dir)
+        try:  # what the family saw and confirmed: the capabilities and the version
+            confirmed = Confirmed(version=info.version, capabilities=info.capabilities)
+            remember_remote_game(url, self.config_dir, confirmed=confirmed)
         except OSError as exc:
             self.registry.close(info.id)
             raise _BadRequest({"url": f"没能保存到 games.json：{exc.strerror or exc}"}) from None
         return {"ok": True, "message": f"已安装“{info.name}”，现在就可以对小懒说“我想玩{info.name}”。",
                 "id": info.id, "name": info.name}
+
+    async def confirm_game(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The family confirms an installed game again, as its card is now: what it
+        declares is granted from its next round (the game is opened again)."""
+        url = _check_url(data.get("url"))
+        if url not in self._remote_urls():
+            raise _BadRequest({"url": "这个游戏不是从地址安装的"})
+        try:
+            with trio.fail_after(20):
+                _raw, card = await self.a2a.fetch_card(url)
+        except trio.TooSlowError:
+            raise _BadRequest({"url": "这个地址 20 秒都没有回应，请稍后再试"}) from None
+        except GameRemoteError as exc:
+            raise _BadRequest({"url": f"没能读到游戏的信息：{exc.message}"}) from None
+        confirmed = Confirmed(version=card.version, capabilities=tuple(card.capabilities))
+        try:
+            remember_remote_game(url, self.config_dir, confirmed=confirmed)
+        except OSError as exc:
+            raise _BadRequest({"url": f"没能保存到 games.json：{exc.strerror or exc}"}) from None
+        try:
+            with trio.fail_after(30):
+                info = await self.registry.open(url)
+        except Exception as exc:  # noqa: BLE001 - confirmed and saved; it opens at the next start
+            message = exc.message if isinstance(exc, GameRemoteError) else str(exc)
+            raise _BadRequest({"url": f"已确认，但现在没能打开：{message}"}) from None
+        return {"ok": True, "message": f"已确认“{info.name}”{info.version} 版，从下一局起可以用它要的能力。",
+                "id": info.id, "capabilities": list(info.capabilities)}
 
     async def uninstall_game(self, data: dict[str, Any]) -> dict[str, Any]:
         url = _check_url(data.get("url"))
@@ -536,3 +574,16 @@ class PagesApp:
         for game in [g for g in self.registry.games if g.location == url]:
             self.registry.close(game.id)
         return {"ok": True, "message": f"已卸载“{'、'.join(names) or url}”。"}
+
+
+def _what_changed(client: object) -> str | None:
+    """需要重新确认: how an installed game's card differs from what the family confirmed."""
+    if not isinstance(client, RemoteGameClient) or not client.needs_confirmation:
+        return None
+    assert client.confirmed is not None
+    changes = []
+    if client.card.version != client.confirmed.version:
+        changes.append(f"版本从 {client.confirmed.version} 变成了 {client.card.version}")
+    if client.withheld:
+        changes.append("它还想" + "、".join(capability_words(client.withheld)))
+    return "；".join(changes)

@@ -59,6 +59,10 @@ class InstalledGame:
     removable: bool
     problem: str | None = None
     """Why it cannot be played now (an installed game whose server does not answer)."""
+    reconfirm: str | None = None
+    """What changed since the family confirmed this remote game (需要重新确认), or None."""
+    unreviewed: str | None = None
+    """当前版本未经审核: the catalog reviewed another version than the one served, or None."""
     guarded: str | None = None
     """What the speech guard stopped it saying to a child (a remote game), in Chinese."""
 
@@ -251,6 +255,18 @@ def _game_row(game: InstalledGame) -> str:
         author += f'<p class="hint warn">现在打不开：{escape(game.problem)}</p>'
     if game.guarded is not None:
         author += f'<p class="hint warn guarded">{escape(game.guarded)}</p>'
+    confirm = ""
+    if game.unreviewed is not None:
+        author += f'<p class="hint warn unreviewed">{escape(game.unreviewed)}</p>'
+    if game.reconfirm is not None:
+        author += (
+            f'<p class="hint warn reconfirm"><strong>需要重新确认</strong>：{escape(game.reconfirm)}。'
+            "确认之前，新加的能力不会用。</p>"
+        )
+        confirm = (
+            f'<button type="button" data-action="confirm" data-url="{escape(game.location)}"'
+            f' data-name="{escape(game.name)}">重新确认</button> '
+        )
 
     remove = (
         f'<button type="button" class="danger" data-action="uninstall" data-url="{escape(game.location)}"'
@@ -265,7 +281,7 @@ def _game_row(game: InstalledGame) -> str:
         f'<div class="meta">{author} {homepage}</div>'
         f'{"" if game.problem else f"<div class=caps>会用到：<ul>{cap_list}</ul></div>"}'
         f'{"<div class=meta><code>" + escape(game.location) + "</code></div>" if game.kind != "builtin" else ""}'
-        f"{remove}</li>"
+        f"{confirm}{remove}</li>"
     )
 
 

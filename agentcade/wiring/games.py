@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -19,6 +20,9 @@ from agentcade.game.client import GameClient, GameInfo, InProcessGameClient, is_
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame, is_builtin_folder, load_game, resolve_game
 from agentcade.llm import make_model
+
+if TYPE_CHECKING:
+    from agentcade.wiring.remote import Confirmed
 
 __all__ = ["LocalGame", "is_url", "open_game", "open_local_game"]
 
@@ -98,19 +102,24 @@ GAME_TIMEOUT = Budgets().game
 
 @asynccontextmanager
 async def open_game(
-    target: str, *, trace: Trace = NULL_TRACE, game_timeout: float = GAME_TIMEOUT
+    target: str,
+    *,
+    trace: Trace = NULL_TRACE,
+    game_timeout: float = GAME_TIMEOUT,
+    confirmed: Confirmed | None = None,
 ) -> AsyncIterator[GameClient]:
     """A ``GameClient`` for a folder, a built-in id or a URL.
 
     ``game_timeout`` (``AGENTCADE_GAME_TIMEOUT``) is how long a remote game may stay
-    without any reply before its request is given up.
+    without any reply before its request is given up; ``confirmed``: what the family
+    confirmed for an installed remote game (it gets only those capabilities).
     """
     if is_url(target):
         from agentcade.a2a.client import A2AClient
         from agentcade.wiring.remote import open_remote_game
 
         client = A2AClient(reply_timeout=game_timeout)
-        async with open_remote_game(target, trace=trace, client=client) as remote:
+        async with open_remote_game(target, trace=trace, client=client, confirmed=confirmed) as remote:
             yield remote
         return
     async with open_local_game(target, trace=trace) as local:

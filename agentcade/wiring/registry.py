@@ -19,20 +19,24 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import trio
 
 from agentcade.core.settings import user_config_dir
 from agentcade.core.trace import NULL_TRACE, Trace
+from agentcade.game.client import GameClient
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.registry import GameRegistry
 from agentcade.wiring.games import GAME_TIMEOUT, is_url, open_game
+from agentcade.wiring.remote import Confirmed
 
 __all__ = [
     "CARD_TIMEOUT",
     "START_WAIT",
+    "Confirmed",
+    "confirmed_remote_games",
     "forget_remote_game",
     "installed_remote_games",
     "open_registry",
@@ -62,8 +66,28 @@ def installed_remote_games(config_dir: Path | None = None) -> list[str]:
     return [u for u in urls if isinstance(u, str) and is_url(u)]
 
 
-def _write_games_json(config_dir: Path | None, change: Callable[[list[str]], list[str]]) -> None:
-    """Rewrite ``games.json`` with ``change(urls)``, keeping its other keys; atomically."""
+def confirmed_remote_games(config_dir: Path | None = None) -> dict[str, Confirmed]:
+    """What the family confirmed for each installed remote game (``games.json``'s
+    ``"confirmed"``: url -> version and capabilities). A game installed before confirmations
+    were kept has none: its first card is taken as confirmed."""
+    path = (config_dir or user_config_dir()) / "games.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    records = data.get("confirmed") if isinstance(data, dict) else None
+    out: dict[str, Confirmed] = {}
+    for url, record in (records if isinstance(records, dict) else {}).items():
+        if not isinstance(record, dict):
+            continue
+        version, caps = record.get("version"), record.get("capabilities")
+        if isinstance(version, str) and isinstance(caps, list) and all(isinstance(c, str) for c in caps):
+            out[url] = Confirmed(version=version, capabilities=tuple(caps))
+    return out
+
+
+def _update_games_json(config_dir: Path | None, change: Callable[[dict[str, object]], None]) -> None:
+    """Rewrite ``games.json`` after ``change(data)``, keeping its other keys; atomically."""
     path = (config_dir or user_config_dir()) / "games.json"
     data: dict[str, object] = {}
     if path.is_file():
@@ -74,22 +98,47 @@ def _write_games_json(config_dir: Path | None, change: Callable[[list[str]], lis
         if isinstance(loaded, dict):
             data = loaded
     listed = data.get("remote")
-    urls = [u for u in listed if isinstance(u, str)] if isinstance(listed, list) else []
-    data["remote"] = change(urls)
+    data["remote"] = [u for u in listed if isinstance(u, str)] if isinstance(listed, list) else []
+    confirmed = data.get("confirmed")
+    data["confirmed"] = confirmed if isinstance(confirmed, dict) else {}
+    change(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
-def remember_remote_game(url: str, config_dir: Path | None = None) -> None:
-    """Add ``url`` to ``games.json`` (the next start opens it too); no duplicates."""
-    _write_games_json(config_dir, lambda urls: urls if url in urls else [*urls, url])
+def remember_remote_game(
+    url: str, config_dir: Path | None = None, *, confirmed: Confirmed | None = None
+) -> None:
+    """Add ``url`` to ``games.json`` (the next start opens it too; no duplicates) and, when
+    given, what the family confirmed for it (installing, or confirming it again)."""
+
+    def change(data: dict[str, object]) -> None:
+        urls = data["remote"]
+        assert isinstance(urls, list)
+        if url not in urls:
+            urls.append(url)
+        records = data["confirmed"]
+        assert isinstance(records, dict)
+        if confirmed is not None:
+            records[url] = {"version": confirmed.version, "capabilities": list(confirmed.capabilities)}
+
+    _update_games_json(config_dir, change)
 
 
 def forget_remote_game(url: str, config_dir: Path | None = None) -> None:
-    """Remove ``url`` from ``games.json``."""
-    _write_games_json(config_dir, lambda urls: [u for u in urls if u != url])
+    """Remove ``url`` (and what was confirmed for it) from ``games.json``."""
+
+    def change(data: dict[str, object]) -> None:
+        urls = data["remote"]
+        assert isinstance(urls, list)
+        data["remote"] = [u for u in urls if u != url]
+        records = data["confirmed"]
+        assert isinstance(records, dict)
+        records.pop(url, None)
+
+    _update_games_json(config_dir, change)
 
 
 @asynccontextmanager
@@ -100,10 +149,14 @@ async def open_registry(
     builtin_dir: Path | None = None,
     trace: Trace = NULL_TRACE,
     game_timeout: float = GAME_TIMEOUT,
+    confirmed: Callable[[str], Confirmed | None] | None = None,
 ) -> AsyncIterator[GameRegistry]:
     """Open every built-in game, the installed remote games and ``extra`` (``--game``).
 
     ``game_timeout``: how long a remote game may stay without any reply (``open_game``).
+    ``confirmed(url)``: what the family confirmed for an installed game, read each time a
+    game is opened (default: ``games.json``); a remote game gets only the capabilities
+    confirmed for it (``RemoteGameClient``), a ``--game`` one all it declares.
 
     A game that fails to open is left out and named in ``registry.problems`` (and kept
     in ``registry.failed`` for a retry) so one broken game never keeps the robot from
@@ -115,6 +168,13 @@ async def open_registry(
     urls = list(installed_remote_games() if remote is None else remote)
     urls += [t for t in extra if is_url(t)]
     targets += [t for t in extra if not is_url(t)]
+    developing = {t for t in extra if is_url(t)}
+    lookup = confirmed or (lambda url: confirmed_remote_games().get(url))
+
+    def opener(target: str) -> AbstractAsyncContextManager[GameClient]:
+        record = None if target in developing else lookup(target)
+        return open_game(target, trace=trace, game_timeout=game_timeout, confirmed=record)
+
     async with AsyncExitStack() as stack:
         for target in targets:
             try:
@@ -124,7 +184,7 @@ async def open_registry(
                 continue
             registry.add(client)
         async with trio.open_nursery() as nursery:
-            registry.start(nursery, lambda target: open_game(target, trace=trace, game_timeout=game_timeout))
+            registry.start(nursery, opener)
             joined = {url: trio.Event() for url in dict.fromkeys(urls)}
             for url, done in joined.items():
                 nursery.start_soon(_join, registry, url, done, trace)

@@ -4,12 +4,20 @@ The card is fetched and checked once when the game is opened; the protocol versi
 newest both sides list. Requests always go to the address the user entered: the host is
 the entered one and only the path comes from the card's JSON-RPC URL (the guide's rule,
 so a game with a wrong ``PUBLIC_URL`` still plays).
+
+Capabilities stay confirmed. An installed game gets only the capabilities the family
+confirmed (``Confirmed``, kept in ``games.json``): when a later card declares more, the
+game is offered with the confirmed ones (the output queue skips and traces the others'
+directives, as for any undeclared call) and says what changed (``withheld``, the version)
+until the family confirms again on the games page.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from agentcade.a2a.card import CardInfo, endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
@@ -17,19 +25,42 @@ from agentcade.core.protocol import GameInput
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.client import GameInfo, ReplyStream
 
-__all__ = ["RemoteGameClient", "open_remote_game"]
+__all__ = ["Confirmed", "RemoteGameClient", "open_remote_game"]
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """What the family confirmed for a remote game: the version and the capabilities."""
+
+    version: str
+    capabilities: tuple[str, ...]
 
 
 class RemoteGameClient:
     """Talks to one remote game; cancellation of ``stream`` closes the connection."""
 
-    def __init__(self, url: str, card: CardInfo, protocol: str, client: A2AClient) -> None:
+    def __init__(
+        self, url: str, card: CardInfo, protocol: str, client: A2AClient, confirmed: Confirmed | None = None
+    ) -> None:
         self.url = url
         self.card = card
         self.protocol = protocol
         self.endpoint = endpoint_for(url, card)
         self._client = client
-        self.info = GameInfo.of(card, url)
+        self.confirmed = confirmed
+        """What the family confirmed (None: a game not installed, or from before confirmations)."""
+        allowed = card.capabilities if confirmed is None else confirmed.capabilities
+        self.withheld = tuple(c for c in card.capabilities if c not in allowed)
+        """Capabilities the card declares that were not confirmed: not granted."""
+        granted = tuple(c for c in card.capabilities if c in allowed)
+        self.info = dataclasses.replace(GameInfo.of(card, url), required_capabilities=granted)
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """The card differs from what was confirmed: more capabilities, or another version."""
+        return self.confirmed is not None and (
+            bool(self.withheld) or self.card.version != self.confirmed.version
+        )
 
     @asynccontextmanager
     async def stream(self, context_id: str, game_input: GameInput) -> AsyncIterator[ReplyStream]:
@@ -45,9 +76,15 @@ class RemoteGameClient:
 
 @asynccontextmanager
 async def open_remote_game(
-    url: str, *, trace: Trace = NULL_TRACE, client: A2AClient | None = None
+    url: str,
+    *,
+    trace: Trace = NULL_TRACE,
+    client: A2AClient | None = None,
+    confirmed: Confirmed | None = None,
 ) -> AsyncIterator[RemoteGameClient]:
     """Fetch and check the card at ``url``; yield a client for the game.
+
+    ``confirmed``: what the family confirmed; the game gets no other capability.
 
     Raises:
         GameRemoteError: the card is unreachable or unusable, or no protocol in common.
@@ -60,7 +97,12 @@ async def open_remote_game(
             "protocol", f"{url} speaks {', '.join(card.protocols)}; agentcade speaks agentcade/1"
         )
     trace.record("remote_game", url=url, game=card.game_id, protocol=protocol)
-    remote = RemoteGameClient(url, card, protocol, a2a)
+    remote = RemoteGameClient(url, card, protocol, a2a, confirmed)
+    if remote.needs_confirmation and confirmed is not None:
+        trace.record(
+            "game_needs_confirmation", url=url, game=card.game_id, version=card.version,
+            confirmed_version=confirmed.version, withheld=list(remote.withheld),
+        )
     try:
         yield remote
     finally:

@@ -242,6 +242,15 @@ function setupGames() {
       else { button.disabled = false; alert((data.errors && (data.errors.url || data.errors[""])) || "没能卸载"); }
     });
   });
+  document.querySelectorAll('[data-action="confirm"]').forEach((button) => {
+    button.addEventListener("click", async () => {
+      if (!confirm("确认“" + button.dataset.name + "”现在要用的能力？确认后从下一局起生效。")) return;
+      button.disabled = true;
+      const { status, data } = await post("/api/games/confirm", { url: button.dataset.url });
+      if (status === 200) location.reload();
+      else { button.disabled = false; alert((data.errors && (data.errors.url || data.errors[""])) || "没能确认"); }
+    });
+  });
   loadCatalog();
 }
 

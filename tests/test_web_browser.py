@@ -187,6 +187,49 @@ async def test_a_new_turn_appears_in_the_live_view(nursery: trio.Nursery, tmp_pa
     await play.stop()
 
 
+_DRAWN = """() => {
+  const words = [...document.querySelectorAll("article.turn li.shown .words")].map((e) => e.textContent);
+  const last = words.reverse().find((t) => /画第 \\d+ 笔，共 \\d+ 笔/.test(t));
+  if (!last) return false;
+  const [, k, n] = last.match(/画第 (\\d+) 笔，共 (\\d+) 笔/);
+  return k === n;
+}"""
+
+
+async def test_after_a_draw_guess_turn_the_live_view_shows_the_drawing(nursery: trio.Nursery, tmp_path: Path) -> None:
+    """Issue 23: the live view was a log (``custom_vector_path='0102…'``); now the robot's
+    screen is a picture, drawn step by step, with the raw record one click away."""
+    play, url = await start_play(nursery, tmp_path / "home", "--robot", "sim")
+
+    def session(page: Any) -> tuple[str, int, int, str]:
+        page.goto(url)
+        page.locator("#live-status.ok").wait_for()
+        trio.from_thread.run(play.say, "玩你画我猜")
+        turn = page.locator("article.turn", has_text="玩你画我猜")
+        turn.locator("li.shown figure.screen svg").first.wait_for(timeout=60_000)
+        page.wait_for_function(_DRAWN, timeout=60_000)
+        seen = -1
+        while seen != (now := turn.locator("li.shown figure.screen").count()):  # drawn to the end
+            seen = now
+            page.wait_for_timeout(1500)  # a step every 0.4 s
+        shoot(page, "live-drawing")
+        pictures = turn.locator("li.shown figure.screen svg").count()
+        last = str(turn.locator("li.shown:not(.earlier) figure.screen").last.inner_html())
+        strokes = last.count("<polyline") + last.count('fill="#fff"')
+        turn.locator("button.toggle").click()
+        raw = str(turn.locator("li.shown .raw").first.inner_text())
+        return str(turn.inner_text()), pictures, strokes, raw
+
+    text, pictures, strokes, raw = await in_browser(session)
+    drawn = re.findall(r"画第 (\d+) 笔，共 (\d+) 笔", text)
+    assert drawn, text
+    total = int(drawn[-1][1])
+    assert pictures >= total  # every step is a picture
+    assert strokes == total, text
+    assert "expression_runtime" in raw  # the raw record, one click away
+    await play.stop()
+
+
 EVIL_PAGE = """<!doctype html><meta charset="utf-8"><title>evil</title><script>
 async function attack(target) {
   const out = {};

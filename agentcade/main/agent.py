@@ -550,6 +550,7 @@ class MainAgent:
                         self.trace.record(
                             "game_reply", game=current.info.id, text=reply.text, final=is_final,
                             session=reply.session, directives=[d.describe() for d in reply.directives],
+                            directive_data=[d.to_wire() for d in reply.directives],
                         )
                         intermediate += not is_final
                         if intermediate > MAX_INTERMEDIATE and not is_final:

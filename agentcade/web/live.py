@@ -6,6 +6,11 @@ the game requests, replies, spoken lines and robot directives it causes carry it
 records without one (a robot connecting, a game loading) are kept apart. Memory is
 bounded: ``max_turns`` turns, ``max_records`` records per turn, long strings clipped.
 
+A robot directive that ran (``directive_executed``) gets ``shown``: what a person saw, the
+screen as SVG and the head and lights in words (``agentcade.web.screen``), read from the
+full directive of the game reply that asked for it (``game_reply``'s ``directive_data``,
+which is not kept: the record keeps the short ``directives``).
+
 Pages that watch (the WebSocket of the live page) subscribe with a callback; a callback
 must not block (the server's puts the record on a bounded channel and drops a watcher
 that falls behind: the page then reconnects and reloads the whole view).
@@ -16,6 +21,8 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
+
+from agentcade.web.screen import ScreenReader
 
 __all__ = ["LiveLog", "Watcher"]
 
@@ -45,16 +52,38 @@ class LiveLog:
         self._turns: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
         self._other: deque[dict[str, Any]] = deque(maxlen=max_records)
         self._watchers: list[Watcher] = []
+        self._asked: dict[str, dict[str, deque[dict[str, Any]]]] = {}
+        """Per turn: the directives its game replies asked for, by their short form."""
+        self._readers: dict[str, ScreenReader] = {}
+
+    def _see(self, rid: str, record: dict[str, Any], rec: dict[str, Any]) -> None:
+        """Remember what a reply asked for; say what an executed directive showed."""
+        if record.get("type") == "game_reply":
+            data, short = record.get("directive_data"), record.get("directives")
+            if isinstance(data, list) and isinstance(short, list):
+                asked = self._asked.setdefault(rid, {})
+                for described, wire in zip(short, data, strict=False):
+                    if isinstance(described, str) and isinstance(wire, dict):
+                        asked.setdefault(described, deque(maxlen=64)).append(wire)
+        elif record.get("type") == "directive_executed" and record.get("outcome") != "error":
+            queue = self._asked.get(rid, {}).get(str(record.get("directive")))
+            if queue:
+                shown = self._readers.setdefault(rid, ScreenReader()).read(queue.popleft())
+                if shown is not None:
+                    rec["shown"] = shown.to_json()
 
     def __call__(self, record: dict[str, Any]) -> None:
-        rec = _clip(record)
+        rec = _clip({k: v for k, v in record.items() if k != "directive_data"})
         rid = rec.get("request_id")
         if isinstance(rid, str) and rid:
+            self._see(rid, record, rec)
             records = self._turns.get(rid)
             if records is None:
                 records = self._turns[rid] = []
                 while len(self._turns) > self.max_turns:
-                    self._turns.popitem(last=False)
+                    gone, _ = self._turns.popitem(last=False)
+                    self._asked.pop(gone, None)
+                    self._readers.pop(gone, None)
             if len(records) < self.max_records:
                 records.append(rec)
         else:

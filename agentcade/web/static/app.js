@@ -344,8 +344,40 @@ function addRecord(rec, fresh) {
   const [label, cls] = KINDS[rec.type] || [rec.type, "detail"];
   const item = el("li", cls);
   item.dataset.type = rec.type;
-  item.append(el("span", "at", "+" + ms + "ms"), el("span", "kind", label), el("span", "what", describe(rec)));
+  if (rec.shown) {
+    showRobot(turn, item, rec, ms, label);
+  } else {
+    item.append(el("span", "at", "+" + ms + "ms"), el("span", "kind", label), el("span", "what", describe(rec)));
+  }
   turn.list.appendChild(item);
+}
+
+// What the robot did, as a person sees it: the screen as a picture (the SVG is made by the
+// server from numbers only), the head and lights in words; the raw record one click away.
+function showRobot(turn, item, rec, ms, label) {
+  const shown = rec.shown;
+  const words = el("span", "what words", shown.words);
+  item.classList.add("shown");
+  item.append(el("span", "at", "+" + ms + "ms"), el("span", "kind", label), words);
+  if (shown.svg) {
+    const figure = el("figure", "screen");
+    figure.innerHTML = shown.svg;
+    item.append(figure);
+  }
+  item.append(el("span", "raw", describe(rec)));
+  if (!shown.svg && turn.lastWords === shown.words) item.classList.add("again");  // 摇头 once
+  turn.lastWords = shown.svg ? null : shown.words;
+  if (shown.strokes === null || shown.strokes === undefined) return;
+  if (!shown.step) turn.drawing = [];
+  turn.drawing = turn.drawing || [];
+  turn.drawing.push({ words, strokes: shown.strokes, item });
+  if (turn.drawing.length > 1) {
+    const total = shown.strokes;
+    turn.drawing.forEach((step, i) => {
+      step.words.textContent = "画第 " + step.strokes + " 笔，共 " + total + " 笔";
+      step.item.classList.toggle("earlier", i < turn.drawing.length - 1);
+    });
+  }
 }
 
 async function setupLive() {

@@ -45,6 +45,22 @@ async def test_trace_prints_how_each_line_was_routed_when_code_routed_it(cli_env
     ]
 
 
+async def test_screen_also_draws_the_simulated_screen_as_the_live_view_does(cli_env) -> None:
+    """Issue 23: an author without a robot sees the picture a family sees on the live page."""
+    from pathlib import Path
+
+    import trio
+
+    done = await play(cli_env, "--robot", "sim", "--no-pages", lines="玩你画我猜\n/wait\n/screen\n/quit\n")
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    where = out.split("屏幕的图（和实时面板里的一样）：", 1)[1].splitlines()[0]
+    svg = await trio.Path(where).read_text(encoding="utf-8")
+    assert Path(where).parent == Path(cli_env["AGENTCADE_HOME"])
+    assert svg.startswith('<svg class="screen"')
+    assert svg.count("<polyline") >= 3  # the finished drawing, not the eyes
+
+
 async def test_screen_without_the_simulated_robot_says_why(cli_env) -> None:
     done = await play(cli_env, lines="/screen\n")
     assert "只在 --robot sim 时可用" in done.stdout.decode()

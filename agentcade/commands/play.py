@@ -35,11 +35,12 @@ from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._signals import Stopped, exit_code, stop_on_signals
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace, LineReader
-from agentcade.core.settings import SettingsError
+from agentcade.core.settings import SettingsError, user_config_dir
 from agentcade.core.trace import Trace
 from agentcade.device.robots import DeviceError, Robot, robot_spec_problem
 from agentcade.game.client import GameInfo
 from agentcade.main.agent import MainAgent
+from agentcade.web.screen import STANDBY_EYES, svg_of
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.robot import open_robot
 
@@ -140,7 +141,28 @@ def _screen(robot: Robot) -> str:
     if device is None:
         return "（/screen 只在 --robot sim 时可用：模拟机器人能把屏幕画成文字）"
     rendered: str = device.render_text()
-    return rendered
+    svg = _screen_svg(device)
+    if svg is None:
+        return rendered
+    path = user_config_dir().parent / "screen.svg"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg, encoding="utf-8")
+    except OSError as exc:
+        return rendered + f"\n（屏幕的图没能写出来：{exc.strerror or exc}）"
+    return rendered + f"\n屏幕的图（和实时面板里的一样）：{path}"
+
+
+def _screen_svg(device: object) -> str | None:
+    """The simulated screen drawn by the live view's renderer: the drawing, or the eyes."""
+    state = getattr(device, "state", None)
+    if state is None:
+        return None
+    if state.screen == "expression" and (strokes := state.expression.strokes()):
+        return svg_of(strokes)
+    if state.screen in ("standby", "expression"):
+        return svg_of(STANDBY_EYES)
+    return None
 
 
 _ROUTED_TOOLS = {

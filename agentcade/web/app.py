@@ -47,7 +47,6 @@ from agentcade.core.tls import client_context
 from agentcade.game.loader import GameLoadError, builtin_games_dir, load_game
 from agentcade.llm import ModelError, make_model
 from agentcade.main.registry import GameRegistry
-from agentcade.voice.config import load_voice_settings
 from agentcade.web.forms import Section, check_submission, section
 from agentcade.web.live import LiveLog
 from agentcade.web.marks import GuardMarks
@@ -294,6 +293,10 @@ class PagesApp:
         return None
 
     def _asr_missing(self) -> bool:
+        # Imported here: the voice stack (PyAV, Silero) is only ``agentcade run``'s, and a
+        # game binary (``build-game``: serve, whose pages import this module) ships without it.
+        from agentcade.voice.config import load_voice_settings
+
         try:
             return load_voice_settings(self.environ).missing_asr is not None
         except SettingsError:

@@ -106,7 +106,8 @@ def test_near_misses_are_said(line: str) -> None:
 
 
 def _game_texts() -> list[str]:
-    """Every Chinese string of the built-in games' data files (riddles, puzzles, scenarios)."""
+    """Every Chinese string of the built-in games' data files (riddles, puzzles, scenarios) and
+    of their SKILL.md frontmatter."""
     out: list[str] = []
 
     def walk(value: object) -> None:
@@ -121,6 +122,8 @@ def _game_texts() -> list[str]:
 
     for path in sorted(GAMES.glob("*/*.yaml")):
         walk(yaml.safe_load(path.read_text(encoding="utf-8")))
+    for path in sorted(GAMES.glob("*/SKILL.md")):  # the names and descriptions the robot reads out
+        walk(yaml.safe_load(path.read_text(encoding="utf-8").split("---")[1]))
     return out
 
 

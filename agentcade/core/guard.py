@@ -12,7 +12,10 @@ code on someone else's server). ``screen`` finds a line that
   the parents (``GuardKind.UNSAFE_ACT``);
 
 ``impersonation`` finds a line that claims to be a real person or another brand's
-assistant (``check`` warns about it; it is not blocked in speech: a game may play a role).
+assistant (``check`` warns about it; a game's is said, a game may play a role, but the main
+agent's own is stopped: ``screen(text, host=True)``). ``steering`` finds a game's line that
+talks to the main agent's model instead of the family (``忽略之前的规则``, ``从现在起你要…``):
+the main agent keeps it out of its model's view (a 1.5B model obeyed such a line, measured).
 
 Theory of operation. A line is cut into clauses (at ``，。！？；`` and line ends, each
 clause keeping its stop). Each pattern names one topic and matches inside one clause.
@@ -45,6 +48,7 @@ __all__ = [
     "impersonation",
     "neutral_line",
     "screen",
+    "steering",
 ]
 
 GUARD_LINE_GAME = "这句话不适合说给小朋友听，我们接着玩吧。"
@@ -82,6 +86,7 @@ class GuardKind(enum.StrEnum):
     PERSONAL_DATA = "personal_data"
     UNSAFE_ACT = "unsafe_act"
     IMPERSONATION = "impersonation"
+    STEERING = "steering"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +133,13 @@ _NEGATION = re.compile(
     r"(?:你|你的|你家的|家里的)?$"
 )
 """A negation that governs what follows it at once (``不要把``, ``千万别告诉别人``)."""
+
+_NEGATED_EARLIER = re.compile(
+    r"(?:不要|不会|不能|不可以|不许|不准|不让|千万别|别再|绝不|绝对不|决不|从不|禁止)"
+    r"(?!害怕|怕|担心|着急|急|紧张|客气|犹豫|忘|不好意思|害羞)"
+)
+"""A negation earlier in the clause that governs a list: ``不会让小朋友做危险的事（比如开门、
+一个人出门）`` (not one that only calms: ``不要害怕告诉我…``)."""
 
 _NEGATED_AFTER = re.compile(r"^.{0,3}?(?:不能|不要|别|不可以|不许|要保密|保密|是秘密|是隐私)")
 """A negation right after the match: ``家庭住址不能告诉别人``."""
@@ -246,6 +258,19 @@ _IMPERSONATION: tuple[_Pattern, ...] = (
        r"我是系统|^(?:系统|系统消息|系统提示|系统通知)[:：]"),
 )
 
+_STEERING: tuple[_Pattern, ...] = (
+    _p(GuardKind.STEERING, "override", "tells the main agent to drop its rules",
+       r"(?:忽略|无视|忘掉|忘记|不要管|别管|抛开|放弃)(?:掉)?(?:你)?(?:之前|以前|上面|以上|前面|刚才|原来|所有|一切)"
+       r"(?:的|所有的)?(?:规则|指令|指示|要求|设定|提示词|限制|约束)|ignore\s*(?:all\s*|the\s*)?(?:previous|above|prior)"),
+    _p(GuardKind.STEERING, "role", "gives the main agent a new role or orders",
+       r"从(?:现在|今天|此刻|这一刻)(?:起|开始)(?:，)?你(?:要|就|必须|只能|是|不再)|你(?:现在)?(?:要|必须|只能)听(?:游戏|我)的|"
+       r"你(?:的)?新(?:规则|身份|任务|指令)|你不再是小懒|(?:假装|扮演)你(?:自己)?是|"
+       r"^你(?:现在)?(?:要|必须)?(?:当|做|成为)(?:我的)?(?:助手|AI|人工智能)|"
+       r"(?:系统|system|assistant|developer)(?:提示|消息|指令|prompt)?\s*[:：]"),
+    _p(GuardKind.STEERING, "tool", "tells the main agent which tool to call",
+       r"(?:调用|执行|使用)\s*(?:start_game|end_game|send_message|list_games|工具|函数)"),
+)
+
 _CLAUSE = re.compile(r"[^，,。！!？?；;\n]+[，,。！!？?；;]*")
 
 
@@ -255,8 +280,10 @@ def _clauses(text: str) -> list[str]:
 
 
 def _negated(clause: str, start: int, end: int) -> bool:
-    return bool(_NEGATION.search(clause[max(0, start - 14) : start])) or bool(
-        _NEGATED_AFTER.match(clause[end:])
+    return (
+        bool(_NEGATION.search(clause[max(0, start - 14) : start]))
+        or bool(_NEGATED_EARLIER.search(clause[:start]))
+        or bool(_NEGATED_AFTER.match(clause[end:]))
     )
 
 
@@ -270,19 +297,28 @@ def _find(text: str, patterns: tuple[_Pattern, ...]) -> GuardHit | None:
             if pattern.kind is GuardKind.UNSAFE_ACT and told_about_others:
                 continue
             for match in pattern.regex.finditer(clause):
-                if pattern.kind is not GuardKind.IMPERSONATION and _negated(clause, *match.span()):
+                if pattern.kind in (GuardKind.PERSONAL_DATA, GuardKind.UNSAFE_ACT) and _negated(
+                    clause, *match.span()
+                ):
                     continue
                 return GuardHit(pattern.kind, pattern.topic, pattern.reason, clause.strip())
     return None
 
 
-def screen(text: str) -> GuardHit | None:
+def screen(text: str, *, host: bool = False) -> GuardHit | None:
     """The first reason ``text`` must not be said to a child, or ``None`` when it may.
 
     Finds requests for personal data and instructions to do something unsafe (see the
-    module docstring); never impersonation.
+    module docstring). ``host``: the line is the main agent's own (the robot as itself, 小懒),
+    which may not claim to be anyone else either; a game's may (a game may play a role).
     """
-    return _find(text, _PATTERNS)
+    return _find(text, _PATTERNS) or (_find(text, _IMPERSONATION) if host else None)
+
+
+def steering(text: str) -> GuardHit | None:
+    """Whether a game's line speaks to the main agent instead of the family ("忽略之前的规则",
+    "从现在起你要……", "调用 start_game"): the main agent's model is not shown such a line."""
+    return _find(text, _STEERING)
 
 
 def impersonation(text: str) -> GuardHit | None:

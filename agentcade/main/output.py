@@ -341,7 +341,7 @@ class OutputQueue:
         if not text.strip():
             await trio.lowlevel.checkpoint()
             return
-        hit = guard.screen(text)
+        hit = guard.screen(text, host=game is None)
         if hit is not None:
             # Whoever wrote it (a remote game, anyone's model), it is never said to a child.
             self._trace.record(

@@ -23,6 +23,7 @@ from agentcade.testing.room import RoomMixer, parse_room
 from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
+from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample, rms, to_wav
 from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import (
@@ -32,6 +33,7 @@ from agentcade.voice.tts import (
     make_synthesizer,
 )
 from agentcade.voice.vad import LoudnessDetector, SileroDetector, VadConfig, make_detector
+from agentcade.wiring.voice import parse_over
 from tests.needs import need_program
 
 FRAME = 1920  # 60 ms at 16 kHz
@@ -529,3 +531,44 @@ async def test_the_language_switch_check_catches_the_cmn_voice() -> None:
     need_program("espeak-ng", package="espeak-ng")
     phonemes = await EspeakSynthesizer("cmn").phonemes(GAME_SENTENCES[0])
     assert "(en)" in phonemes
+
+
+def test_barge_in_is_a_setting_touch_by_default(tmp_path: Path) -> None:
+    env = {"AGENTCADE_HOME": str(tmp_path)}
+    assert load_voice_settings(env).barge_in == "touch"
+    assert load_voice_settings({**env, "BARGE_IN": "voice"}).barge_in == "voice"
+    assert load_voice_settings({**env, "BARGE_IN": "OFF"}).barge_in == "off"
+    with pytest.raises(SettingsError, match="BARGE_IN"):
+        load_voice_settings({**env, "BARGE_IN": "shout"})
+
+
+def test_a_scenario_line_can_talk_over_the_robot() -> None:
+    assert parse_over("/over 300 结束游戏") == (300, "结束游戏")
+    assert parse_over("结束游戏") == (None, "结束游戏")
+    assert parse_over("/over 结束游戏") == (None, "/over 结束游戏")
+
+
+def test_the_echo_reference_is_laid_where_the_microphone_will_hear_it() -> None:
+    echo = EchoCanceller()
+    frame = bytes(1920)  # 60 ms
+    echo.arrived(frame)
+    echo.arrived(frame)  # two frames arrived; the first is not processed yet
+    echo.play(tone(0.12, rate=16000))  # starts with the third frame to be processed
+    assert echo.playing
+    echo.process(frame)
+    echo.process(frame)
+    assert echo._reference  # nothing of the clip was used up by the frames before it
+    echo.arrived(frame)
+    echo.process(frame)
+    echo.arrived(frame)
+    echo.process(frame)
+    assert not echo.playing  # the clip's 120 ms went with the two frames it sounded in
+
+
+def test_stopping_the_sound_cuts_the_echo_reference_at_the_present() -> None:
+    echo = EchoCanceller()
+    echo.play(tone(1.0, rate=16000))
+    echo.arrived(bytes(1920))
+    echo.stop()
+    echo.process(bytes(1920))
+    assert not echo.playing

@@ -26,6 +26,7 @@ from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.testing.room import parse_room
 from agentcade.testing.sim import SimDevice, open_sim_robot
 from agentcade.testing.timed_robot import Records, recording_trace
+from agentcade.voice.config import BargeIn
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer, Synthesizer
@@ -89,9 +90,14 @@ async def voice_stack(
     *,
     tts: Synthesizer | None = None,
     greet: bool = False,
-    room: str = "",
+    room: str = "echo=0.3",
+    barge_in: BargeIn = "touch",
 ) -> AsyncIterator[Stack]:
+    """The voice pipeline on the simulated robot, which hears 0.3 of its own voice unless
+    ``room`` says otherwise."""
     trace, records = recording_trace()
+    if "echo" not in room:
+        room = f"{room},echo=0.3" if room else "echo=0.3"
     device = SimDevice(audio_speed=SPEED, room=parse_room(room))
     async with open_sim_robot(device=device) as sim:
         voice = VoiceRobot(sim, tts or EspeakSynthesizer(), trace=trace, print_speech=False)
@@ -99,7 +105,7 @@ async def voice_stack(
         async with open_pipeline(
             voice, builtin_dir=builtin_games_dir(), remote=[], model=OfflineMainModel, trace=trace
         ) as (agent, _):
-            loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=greet)
+            loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=greet, barge_in=barge_in)
             async with running(loop):
                 yield Stack(device, voice, loop, recognizer, agent, records, trace,
                             EspeakSynthesizer(rate=16000))
@@ -202,7 +208,7 @@ async def test_the_robot_greets_naming_each_game_with_its_summary_then_listens()
             assert stack.types().index("speech_end") < stack.types().index("voice_listening")
 
 
-async def test_nothing_is_heard_while_the_robot_speaks(espeak: str) -> None:
+async def test_with_touch_barge_in_nothing_is_heard_while_the_robot_speaks(espeak: str) -> None:
     with trio.fail_after(120):
         async with voice_stack(["玩猜数字", "十"]) as stack:
             device = stack.device
@@ -248,3 +254,25 @@ async def test_television_bursts_with_nobody_speaking_are_not_heard(espeak: str)
             await trio.sleep(1.0)
             assert not stack.records.of("speech_heard")
             assert stack.loop.heard == []
+
+
+async def test_a_child_saying_end_over_the_robot_stops_it_and_ends_the_game(espeak: str) -> None:
+    with trio.fail_after(120):
+        async with voice_stack(["玩猜数字", "十", "结束游戏"], barge_in="voice") as stack:
+            device = stack.device
+            await stack.say("玩猜数字")
+            clips = len(device.audio.clips)
+            await say_into_microphone(
+                stack.loop, device.audio.microphone, ["十", "/over 600 结束游戏"],
+                stack.mouth.synthesize, trace=stack.trace, speed=SPEED,
+            )
+            said = stack.records.of("scenario_line")[-1]
+            assert said["over"] == 600
+            barge = stack.records.of("barge_in")
+            assert barge
+            assert barge[0]["by"] == "voice"
+            assert barge[0]["into_ms"] is not None
+            assert device.audio.clips[clips].outcome == "aborted"  # the sound stopped
+            assert [h.text for h in stack.loop.heard][:3] == ["玩猜数字", "十", "结束游戏"]
+            assert stack.records.of("main_route")[2]["route"] == "end"
+            assert stack.records.of("game_cleared")

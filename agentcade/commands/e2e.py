@@ -25,6 +25,7 @@ real robot; 3 the robot cannot be reached.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import time
@@ -34,6 +35,7 @@ from typing import Any, Literal
 
 import trio
 
+from agentcade.commands.run import SIM_ECHO
 from agentcade.core.errors import DeviceError, VoiceError
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
@@ -164,13 +166,13 @@ PLANS: dict[str, GamePlan] = {
     ), _drawing_answer, lambda answer: "是大象吗" if answer != "大象" else "是长颈鹿吗"),
     "riddle": GamePlan("riddle", (
         Step("玩猜谜语", "start by name", route="start", game="riddle", spoken="你猜"),
-        Step("是不是一张桌子", "wrong answer", route="forward", judged=True, gesture="shake"),
+        Step("是不是{wrong}", "wrong answer", route="forward", judged=True, gesture="shake"),
         Step("不知道", "hint", route="forward", judged=False, gesture="none"),
         Step("猜不出来", "give up reveals", route="forward", reveal=True),
         Step("结束游戏", "end", route="end", standby=True),
         Step("来猜谜", "start by alias", route="start", game="riddle"),
         Step("结束游戏", "结束游戏 reveals", route="end", reveal=True),
-    ), _riddle_answer, lambda answer: "是不是一张桌子"),
+    ), _riddle_answer, lambda answer: "一张桌子" if "桌" not in answer else "一把雨伞"),
     "turtle_soup": GamePlan("turtle_soup", (
         Step("玩海龟汤", "start by name", route="start", game="turtle_soup", spoken="汤面|汤"),
         Step("他是一个人吗", "a question", route="forward"),
@@ -215,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
         return USAGE
     try:
         room = parse_room(args.room or "")
+        if sim and "echo" not in (args.room or ""):  # the robot hears its own voice
+            room = dataclasses.replace(room, echo=SIM_ECHO)
         settings = load_voice_settings()
     except (RoomError, SettingsError) as exc:
         print(f"agentcade e2e: {exc}", file=sys.stderr)
@@ -264,7 +268,8 @@ async def _run_all(
                 raise DeviceError("unavailable", "connect", f"{args.robot} is not a robot with a voice")
             voice = VoiceRobot(robot, EspeakSynthesizer(), trace=trace, print_speech=False)
             async with open_pipeline(voice, remote=[], trace=trace) as (agent, _registry):
-                loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, greet=False)
+                loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, greet=False,
+                                 barge_in=settings.barge_in)
                 async with running(loop):
                     for plan in plans:
                         for i, step in enumerate(plan.steps):

@@ -33,6 +33,7 @@ robot cannot be reached.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from contextlib import AsyncExitStack
@@ -61,9 +62,12 @@ from agentcade.wiring.voice import (
     MicGate,
     VoiceLoop,
     follow_desktop_microphone,
+    parse_over,
     say_into_microphone,
 )
 
+SIM_ECHO = 0.3
+"""How much of the simulated robot's own voice comes back into its microphone by default."""
 NO_ASR = 2
 USAGE = 2
 UNREACHABLE = 3
@@ -132,7 +136,10 @@ def run(args: argparse.Namespace) -> int:
         print("agentcade run: --sim-speed must be between 0.1 and 50", file=sys.stderr)
         return USAGE
     try:
+        # The simulated robot hears its own voice (0.3 of it) unless the room says otherwise.
         room = parse_room(args.room or "")
+        if robot == "sim" and "echo" not in (args.room or ""):
+            room = dataclasses.replace(room, echo=SIM_ECHO)
     except RoomError as exc:
         print(f"agentcade run: {exc}", file=sys.stderr)
         return USAGE
@@ -174,7 +181,7 @@ class _NoAsr(Exception):
     """No speech recognition, and no settings page to set it on."""
 
 
-VOICE_KEYS = ("ASR_", "TTS_", "VAD_")
+VOICE_KEYS = ("ASR_", "TTS_", "VAD_", "BARGE_IN")
 ASK_FOR_ASR = ("我现在还听不见大家说话。请在电脑上打开小懒的设置页面，在“语音”一栏填好语音识别，"
                "保存以后我马上就能听见了。")
 """Said once by the robot when it starts with no speech recognition set."""
@@ -212,7 +219,9 @@ class VoiceServices:
             stack.push_async_callback(synthesizer.aclose)
             recognizer: Recognizer | None = None
             if self._lines is not None and not settings.asr.provider:
-                recognizer = ScriptedRecognizer(self._lines, vad=settings.vad)
+                recognizer = ScriptedRecognizer(
+                    [parse_over(line)[1] for line in self._lines], vad=settings.vad
+                )
             elif settings.asr.provider:
                 recognizer = make_recognizer(settings.asr, bridge=bridge)
             if recognizer is not None:
@@ -308,7 +317,7 @@ async def _run(
                     else:
                         loop = VoiceLoop(
                             agent, voice, recognizer, vad=settings.vad, trace=trace, gate=gate,
-                            greet=greet,
+                            greet=greet, barge_in=settings.barge_in,
                             on_utterance=recorder.heard if recorder is not None else None,
                         )
                         greet = False
@@ -316,7 +325,7 @@ async def _run(
                         assert services.synthesizer is not None
                         print(f"—— 小懒在听（{recognizer.name} 识别，{services.synthesizer.name} "
                               f"说话）。可以玩：{names}。摸一下后背可以打断它。Ctrl-C 退出。", flush=True)
-                        if await _listen(loop, changes, seen, lines, robot, trace):
+                        if await _listen(loop, changes, seen, lines, robot, trace, args.sim_speed):
                             nursery.cancel_scope.cancel()
                             return
                     settings = await _reload(services, settings, trace)
@@ -334,6 +343,7 @@ async def _listen(
     lines: list[str] | None,
     robot: SdkRobot,
     trace: Trace,
+    speed: float,
 ) -> bool:
     """Listen until the voice settings change (False) or the scenario is over (True)."""
     over = False
@@ -350,7 +360,7 @@ async def _listen(
             assert device is not None, "--say-file is checked to come with --robot sim"
             mouth = EspeakSynthesizer(rate=16000)
             await say_into_microphone(
-                loop, device.audio.microphone, lines, mouth.synthesize, trace=trace
+                loop, device.audio.microphone, lines, mouth.synthesize, trace=trace, speed=speed
             )
             print("—— 剧本说完了。", flush=True)
             over = True

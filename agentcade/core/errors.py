@@ -41,8 +41,9 @@ Pure: no I/O, no imports beyond the standard library.
 
 from __future__ import annotations
 
+import contextlib
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "UnsupportedContent",
     "VectorError",
     "VoiceError",
+    "lone_exception",
 ]
 
 
@@ -331,3 +333,22 @@ class DeviceError(AgentcadeError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.kind.value, self.call, self.reason))
+
+
+@contextlib.contextmanager
+def lone_exception() -> Iterator[None]:
+    """Re-raise the lone exception of an exception group as itself.
+
+    A nursery wraps whatever its body raised in a group; where the other tasks never fail
+    (a watcher, a relay, an answering loop), a group can only carry the body's own error,
+    and the caller wants to catch it by its type (``except VoiceError``).
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        lone: BaseException = group
+        while isinstance(lone, BaseExceptionGroup) and len(lone.exceptions) == 1:
+            lone = lone.exceptions[0]  # nested nurseries nest their groups
+        if lone is group:
+            raise
+        raise lone from None

@@ -45,7 +45,7 @@ from watcherobot.robot import WatcheRobot
 from websockets.exceptions import WebSocketException
 
 from agentcade.core.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
-from agentcade.core.errors import DeviceError, DeviceErrorKind
+from agentcade.core.errors import DeviceError, DeviceErrorKind, lone_exception
 from agentcade.core.protocol import Directive
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.daemon import DaemonStatus, ask_daemon, ask_device, control_url_for
@@ -701,18 +701,6 @@ def robot_spec_problem(spec: str) -> str | None:
 
 
 @asynccontextmanager
-async def _unwrapped() -> AsyncIterator[None]:
-    """Re-raise the lone exception of a group: a robot's watcher task never fails, so a
-    group from its nursery only carries what the caller's block raised."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
-
-
-@asynccontextmanager
 async def watched(
     robot: SdkRobot,
     *,
@@ -721,13 +709,14 @@ async def watched(
     away: AwayReason | None = None,
 ) -> AsyncIterator[SdkRobot]:
     """Run ``robot.watch`` while the block runs, then close the robot (≤ CLOSE_BUDGET s)."""
-    async with _unwrapped(), trio.open_nursery() as nursery:
-        await nursery.start(partial(robot.watch, trace=trace, notice=notice, away=away))
-        try:
-            yield robot
-        finally:
-            nursery.cancel_scope.cancel()
-            await robot.aclose()
+    with lone_exception():
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(robot.watch, trace=trace, notice=notice, away=away))
+            try:
+                yield robot
+            finally:
+                nursery.cancel_scope.cancel()
+                await robot.aclose()
 
 
 def print_notice(line: str) -> None:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import SecretStr
 
@@ -25,8 +26,16 @@ from agentcade.core.settings import (
 )
 from agentcade.voice.vad import DETECTORS, VadConfig
 
-__all__ = ["ASR_PROVIDERS", "SETTINGS_FILE", "TTS_PROVIDERS", "ServiceSettings", "VoiceSettings",
-           "load_voice_settings"]
+__all__ = [
+    "ASR_PROVIDERS",
+    "BARGE_INS",
+    "SETTINGS_FILE",
+    "TTS_PROVIDERS",
+    "BargeIn",
+    "ServiceSettings",
+    "VoiceSettings",
+    "load_voice_settings",
+]
 
 SETTINGS_FILE = Path(__file__).with_name("settings.yaml")
 ASR_PROVIDERS = ("openai", "volcengine", "aliyun", "deepgram")
@@ -45,8 +54,17 @@ class ServiceSettings:
     voice: str = ""
 
 
+BargeIn = Literal["voice", "touch", "off"]
+"""How the family can talk over the robot: ``touch`` (the default: a touch on its back; half
+duplex), ``voice`` (speaking stops it: full duplex with echo cancellation, touch works too;
+not yet the default: on the simulated robot its own voice still set it off about once in ten
+sentences, tests/bench/bench_barge.py), ``off``."""
+BARGE_INS: tuple[BargeIn, ...] = ("voice", "touch", "off")
+
+
 @dataclass(frozen=True)
 class VoiceSettings:
+    barge_in: BargeIn = "touch"
     asr: ServiceSettings = field(default_factory=ServiceSettings)
     tts: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="espeak"))
     vad: VadConfig = field(default_factory=VadConfig)
@@ -115,8 +133,12 @@ def load_voice_settings(
         pre_roll_ms=int(_number(values, "VAD_PRE_ROLL_MS", 300, low=0)),
         max_ms=int(_number(values, "VAD_MAX_MS", 30_000, low=500)),
     )
+    barge = values.get("BARGE_IN", "").strip().lower() or "touch"
+    if barge not in BARGE_INS:
+        raise SettingsError(f"BARGE_IN 不认识 {barge!r}，可以用：{'、'.join(BARGE_INS)}")
     asr = _service(values, "ASR", ASR_PROVIDERS)
     tts = _service(values, "TTS", TTS_PROVIDERS)
     if not tts.provider:
         tts = ServiceSettings(**{**tts.__dict__, "provider": "espeak"})
-    return VoiceSettings(asr=asr, tts=tts, vad=vad)
+    barge_in: BargeIn = "voice" if barge == "voice" else "touch" if barge == "touch" else "off"
+    return VoiceSettings(barge_in=barge_in, asr=asr, tts=tts, vad=vad)

@@ -1,12 +1,17 @@
 """Hearing one utterance: microphone frames -> voice detection -> ASR -> text (trio).
 
-:meth:`Listener.hear` waits for speech (dropping everything heard while ``deaf()``: the
-robot speaks, half duplex), then streams the utterance to the recognizer as it is heard
-— the pre-roll first — and returns a :class:`Heard` with the text and its times.
+:meth:`Listener.hear` waits for speech, then streams the utterance to the recognizer as it
+is heard — the pre-roll first — and returns a :class:`Heard` with the text and its times.
+
+Half duplex (no echo canceller): everything heard while ``deaf()`` (the robot speaks) is
+dropped. Full duplex (an :class:`~agentcade.voice.echo.EchoCanceller`): every frame has
+the robot's own voice removed and is heard; speech that starts while the robot speaks
+calls ``on_barge_in`` at once (the sound stops) and is recognised like any other line.
 
 Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
-(the robot began to speak before the utterance ended: it is not recognised).
+(half duplex: the robot began to speak before the utterance ended: it is not recognised),
+``speech_over_robot`` (full duplex: speech started while the robot spoke).
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ from dataclasses import dataclass
 
 import trio
 
-from agentcade.core.errors import DeviceError
+from agentcade.core.errors import DeviceError, lone_exception
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.voice.asr import Recognizer
-from agentcade.voice.vad import VadConfig, make_detector
+from agentcade.voice.echo import EchoCanceller
+from agentcade.voice.vad import SileroDetector, VadConfig, make_detector
 
 __all__ = ["Heard", "Listener", "MicrophoneClosed"]
 
@@ -62,7 +68,16 @@ class Listener:
         deaf: Callable[[], bool] = lambda: False,
         trace: Trace = NULL_TRACE,
         on_utterance: Callable[[bytes], None] | None = None,
+        echo: EchoCanceller | None = None,
+        speaking: Callable[[], bool] = lambda: False,
+        on_barge_in: Callable[[], None] | None = None,
     ) -> None:
+        self._echo = echo
+        """Full duplex when set: every frame has the robot's echo removed and nothing is
+        dropped while it speaks; else half duplex (``deaf``)."""
+        self._speaking = speaking
+        self._on_barge_in = on_barge_in
+        """Called the moment speech starts while ``speaking()``: the sound must stop."""
         self._on_utterance = on_utterance
         """Given each recognised utterance's audio (``--record``)."""
         self._frames = frames
@@ -86,14 +101,23 @@ class Listener:
         """
         detector = self._detector
         detector.reset()
+        echo = self._echo
         while True:
             frame = await self._frame()
-            if self._deaf():
+            if echo is None and self._deaf():
                 detector.reset()
                 continue
+            if echo is not None:
+                frame = echo.process(frame)
+                if isinstance(detector, SileroDetector):
+                    detector.robot_speaking = echo.playing or self._speaking()
             step = detector.feed(frame)
             if step.kind == "start":
                 break
+        if echo is not None and self._speaking():
+            self._trace.record("speech_over_robot", voiced_ms=round(detector.voiced_ms))
+            if self._on_barge_in is not None:
+                self._on_barge_in()
         send, receive = trio.open_memory_channel[bytes](math.inf)
         send.send_nowait(step.audio)
         kept = [step.audio] if self._on_utterance is not None else None
@@ -107,7 +131,9 @@ class Listener:
             async with send:
                 while True:
                     frame = await self._frame()
-                    if self._deaf():  # the robot began to speak: half duplex, drop it
+                    if echo is not None:
+                        frame = echo.process(frame)
+                    elif self._deaf():  # the robot began to speak: half duplex, drop it
                         dropped = True
                         detector.reset()
                         nursery.cancel_scope.cancel()
@@ -126,9 +152,10 @@ class Listener:
                         return
 
         text = ""
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(follow)
-            text = await self._recognizer.transcribe(receive)
+        with lone_exception():  # the recogniser's VoiceError, the microphone's end: as they are
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(follow)
+                text = await self._recognizer.transcribe(receive)
         asr_final = time.time()
         if dropped:
             self._trace.record("speech_dropped", audio_ms=round(total * 1000 / BYTES_PER_SECOND))

@@ -30,8 +30,10 @@ import trio
 from agentcade.core.errors import VoiceError
 from agentcade.core.protocol import Directive
 from agentcade.core.trace import NULL_TRACE, Trace
-from agentcade.device.audio import RobotAudio
+from agentcade.device.audio import SPEAKER_RATE, RobotAudio
 from agentcade.device.robots import SPEAKER, Outcome, SdkRobot
+from agentcade.voice.echo import EchoCanceller
+from agentcade.voice.pcm import resample
 from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import Synthesizer
 
@@ -66,6 +68,11 @@ class VoiceRobot:
         self._quiet.set()
         self.record: Callable[[bytes], None] | None = None
         """Given each clip as it starts to play (``--record``)."""
+        self.echo: EchoCanceller | None = None
+        """Full duplex: told every clip (at 16 kHz) as it starts to play, and when it stops."""
+        self.now_saying: tuple[str, float] | None = None
+        """The sentence sounding now and when (trio time) it started."""
+        self._sound_started = trio.Event()
         self.sound_starts: list[float] = []
         """Wall-clock time (``time.time()``) of every sentence's first sound, in order."""
 
@@ -117,6 +124,11 @@ class VoiceRobot:
                 return
             await trio.sleep(max(remaining, 0.01))
 
+    async def wait_sentences(self, count: int) -> None:
+        """Wait until ``count`` sentences have started to sound (``sound_starts``)."""
+        while len(self.sound_starts) < count:
+            await self._sound_started.wait()
+
     # -- speech ----------------------------------------------------------------------------
 
     async def speak(self, text: str) -> None:
@@ -139,14 +151,14 @@ class VoiceRobot:
         self._speaking += 1
         self._quiet = trio.Event()
         try:
-            send, receive = trio.open_memory_channel[tuple[int, str, bytes | None, int]](0)
+            send, receive = trio.open_memory_channel[_Clip](0)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._synthesize_all, sentences, send)
                 async with receive:
-                    async for index, sentence, pcm, synth_ms in receive:
+                    async for index, sentence, pcm, synth_ms, reference in receive:
                         if pcm is None:
                             continue
-                        await self._play(index, sentence, pcm, synth_ms)
+                        await self._play(index, sentence, pcm, synth_ms, reference)
         finally:
             self._speaking -= 1
             if not self._speaking:
@@ -156,7 +168,7 @@ class VoiceRobot:
     async def _synthesize_all(
         self,
         sentences: list[str],
-        send: trio.MemorySendChannel[tuple[int, str, bytes | None, int]],
+        send: trio.MemorySendChannel[_Clip],
     ) -> None:
         async with send:
             for index, sentence in enumerate(sentences):
@@ -168,21 +180,39 @@ class VoiceRobot:
                     self._trace.record("tts_failed", sentence=sentence, error=str(exc))
                     sys.stderr.write(f"agentcade: 语音合成失败，这句没说：{exc}\n")
                     pcm = None
-                await send.send((index, sentence, pcm or None, _ms(started)))
+                reference = None
+                if pcm and self.echo is not None:  # what the echo canceller will expect
+                    reference = await trio.to_thread.run_sync(resample, pcm, SPEAKER_RATE, 16000)
+                await send.send((index, sentence, pcm or None, _ms(started), reference))
 
-    async def _play(self, index: int, sentence: str, pcm: bytes, synth_ms: int) -> None:
+    async def _play(
+        self, index: int, sentence: str, pcm: bytes, synth_ms: int, reference: bytes | None
+    ) -> None:
         started = trio.current_time()
         self.sound_starts.append(time.time())
+        self._sound_started.set()
+        self._sound_started = trio.Event()
+        self.now_saying = (sentence, started)
         if self.record is not None:
             self.record(pcm)
+        echo = self.echo
+        if echo is not None and reference is not None:
+            echo.play(reference)
         self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=synth_ms,
                            audio_ms=round(len(pcm) / 48))
         outcome = "cancelled"
         try:
             outcome = await self.audio.play(pcm)
         finally:
+            self.now_saying = None
+            if echo is not None and outcome != "completed":
+                echo.stop()  # stopped or failed: no more of it comes out of the speaker
             self._trace.record("speech_end", sentence=sentence, index=index, outcome=outcome,
                                ms=_ms(started))
+
+
+_Clip = tuple[int, str, bytes | None, int, bytes | None]
+"""(index, sentence, 24 kHz PCM or None when synthesis failed, synth_ms, 16 kHz reference)."""
 
 
 def _ms(started: float) -> int:

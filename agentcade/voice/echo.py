@@ -1,0 +1,134 @@
+"""Echo cancellation for full duplex: the robot's own voice taken out of its microphone.
+
+The robot's speaker is centimetres from its microphone and the SDK cancels no echo, so a
+robot that listens while it speaks hears itself, loud — Silero calls every one of its own
+sentences speech. We hold one advantage: the host knows every sample it sends to the
+speaker. :class:`EchoCanceller` is WebRTC's audio processing (AEC3, noise suppression,
+high-pass filter) from the ``livekit`` wheel (``livekit.rtc.AudioProcessingModule``; wheels
+for Linux, macOS and Windows), fed with that reference.
+
+Alignment: the reference must follow when the robot *plays* a sample, not when it is sent,
+and the microphone's frames may wait in a queue before they are processed. Both the
+speaker and the microphone run on the device's clock, so the reference is laid on the
+microphone's own timeline, counted in samples: :meth:`arrived` is told of every frame the
+moment it arrives from the robot, :meth:`play` puts a clip's samples at the position of the
+next frame to arrive (after the clip before it, if that is still playing), and
+:meth:`process` takes out, as the far-end signal of each frame, exactly the reference
+samples at that frame's position — however late it is processed. AEC3 estimates the
+remaining delay (the room's echo path, the microphone's transport) itself. :meth:`stop`
+cuts the reference at the present when the sound is stopped.
+
+What AEC3 leaves of the robot's voice is weak but still speech-like, so the detector asks
+more of a start while the robot speaks (``VadConfig.over_speech_prob`` and
+``over_speech_ms``). Measured (tests/bench/bench_barge.py, the simulated robot at real time,
+fan noise 700, echo 0.3): a child at ×1 stopped the robot 6/6 (p50 312 ms from the first
+sound to silence), at ×0.25 3/6; the robot's own voice still set it off once in 10
+sentences, which is why ``BARGE_IN=voice`` is not the default yet.
+
+Sans-IO: frames in, frames out; no trio. :func:`make_echo_canceller` returns None, with the
+reason, when the wheel cannot load on this machine (barge-in then falls back to touch).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["FRAME_BYTES", "EchoCanceller", "make_echo_canceller"]
+
+RATE = 16000
+FRAME_SAMPLES = RATE // 100
+FRAME_BYTES = FRAME_SAMPLES * 2
+"""The canceller works on 10 ms frames."""
+
+
+class EchoCanceller:
+    """See the module docstring.
+
+    Raises:
+        ImportError, OSError: the ``livekit`` wheel (its native library) cannot load.
+    """
+
+    def __init__(self) -> None:
+        from livekit import rtc
+
+        self._rtc: Any = rtc
+        self._apm: Any = rtc.AudioProcessingModule(
+            echo_cancellation=True, noise_suppression=True, high_pass_filter=True
+        )
+        self._arrived = 0
+        """Samples the microphone has delivered so far (its timeline's present)."""
+        self._processed = 0
+        """Samples processed so far (frames may wait between arriving and this)."""
+        self._reference = bytearray()
+        self._ref_start = 0
+        """Timeline position of ``_reference[0]`` (samples)."""
+        self._rest = b""
+
+    @property
+    def _ref_end(self) -> int:
+        return self._ref_start + len(self._reference) // 2
+
+    @property
+    def playing(self) -> bool:
+        """Whether the robot's voice is (still) in the frames being processed."""
+        return self._ref_end > self._processed
+
+    def arrived(self, frame: bytes) -> None:
+        """A microphone frame arrived from the robot (call before it waits in any queue)."""
+        self._arrived += len(frame) // 2
+
+    def play(self, pcm: bytes) -> None:
+        """A clip starts playing now: its samples (16 kHz mono s16le) are the reference from
+        the next frame to arrive on (or right after the clip still playing)."""
+        start = max(self._arrived, self._ref_end)
+        if not self._reference:
+            self._ref_start = start
+        else:
+            self._reference += bytes(2 * (start - self._ref_end))
+        self._reference += pcm
+
+    def stop(self) -> None:
+        """The sound was stopped: nothing after the present comes out of the speaker."""
+        keep = max(0, self._arrived - self._ref_start)
+        del self._reference[2 * keep:]
+
+    def process(self, frame: bytes) -> bytes:
+        """One microphone frame (16 kHz mono s16le), in arrival order, with the echo removed.
+
+        Whole 10 ms frames are processed; a remainder waits for the next call, so the
+        output may be up to 10 ms shorter or longer than the input.
+        """
+        data = self._rest + frame
+        whole = len(data) - len(data) % FRAME_BYTES
+        self._rest = data[whole:]
+        out = bytearray()
+        rtc = self._rtc
+        for i in range(0, whole, FRAME_BYTES):
+            far = self._far(FRAME_SAMPLES)
+            self._apm.process_reverse_stream(rtc.AudioFrame(far, RATE, 1, FRAME_SAMPLES))
+            near = rtc.AudioFrame(bytearray(data[i:i + FRAME_BYTES]), RATE, 1, FRAME_SAMPLES)
+            self._apm.process_stream(near)
+            out += memoryview(near.data).cast("B")
+        return bytes(out)
+
+    def _far(self, n: int) -> bytes:
+        """The reference at the next ``n`` processed samples (silence where there is none)."""
+        start = self._processed
+        self._processed += n
+        out = bytearray(2 * n)
+        lo, hi = max(start, self._ref_start), min(start + n, self._ref_end)
+        if lo < hi:
+            base = self._ref_start
+            out[2 * (lo - start):2 * (hi - start)] = self._reference[2 * (lo - base):2 * (hi - base)]
+        drop = min(len(self._reference) // 2, max(0, self._processed - self._ref_start))
+        del self._reference[:2 * drop]
+        self._ref_start += drop
+        return bytes(out)
+
+
+def make_echo_canceller() -> tuple[EchoCanceller | None, str | None]:
+    """``(canceller, None)``, or ``(None, why)`` when it cannot load here."""
+    try:
+        return EchoCanceller(), None
+    except (ImportError, OSError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"

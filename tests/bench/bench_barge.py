@@ -1,0 +1,196 @@
+"""Talking over the robot: false barge-ins from its own voice, and a child who interrupts it.
+
+Run: ``.venv/bin/python tests/bench/bench_barge.py [--sentences 100] [--overlaps 40]
+[--speed 1]`` (needs espeak-ng; several minutes at real time).
+
+The simulated robot in a room with fan noise (RMS 700) that returns 0.3 of its own voice
+into its microphone (70 ms late, short reverb). Real parts: the robot SDK over a socket, the
+microphone's Opus frames, :class:`~agentcade.voice.speaker.VoiceRobot` (espeak-ng), the
+echo canceller (WebRTC AEC3 from livekit) and Silero detection in
+the :class:`~agentcade.voice.listener.Listener`, exactly as ``run`` wires them.
+
+1. ``--sentences`` game sentences are spoken with nobody talking: every utterance the
+   listener starts while the robot speaks is a false barge-in.
+2. ``--overlaps`` times at each loudness (×1 and ×0.25), a child's line starts at a random
+   point of a robot sentence: counted when the robot is stopped, with the time from the
+   child's first sound to the robot's silence (audio time), and whether the utterance
+   given to the recogniser holds the whole line.
+
+Also printed: CPU per 10 ms frame of echo cancellation plus detection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import AsyncIterable
+
+import trio
+
+from agentcade.testing.room import parse_room
+from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.voice.echo import EchoCanceller
+from agentcade.voice.listener import Listener
+from agentcade.voice.speaker import VoiceRobot
+from agentcade.voice.tts import EspeakSynthesizer
+
+ROBOT = [
+    "我想好了一个一到二十之间的数，你有五次机会，猜猜看吧。",
+    "不对哦，比十还大不少，你还有四次机会。",
+    "汤面是这样的：一个男人走进餐厅，点了一碗海龟汤，喝了一口就哭了。",
+    "画好啦，就在屏幕上。你猜这是什么动物？",
+    "谜面是：小小一间房，只开一扇窗，你猜是什么？",
+]
+CHILD = ["结束游戏", "不知道", "我猜十五", "是小猫吗", "给我一点提示"]
+
+
+class Ears:
+    """A recogniser that keeps what it was given (how long each utterance was)."""
+
+    name = "ears"
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    async def transcribe(self, audio: AsyncIterable[bytes]) -> str:
+        total = 0
+        async for chunk in audio:
+            total += len(chunk)
+        self.seconds.append(total / 32000)
+        return ""
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
+    rng = random.Random(seed)
+    mouth = EspeakSynthesizer(rate=16000)
+    child = {line: await mouth.synthesize(line) for line in CHILD}
+    device = SimDevice(audio_speed=speed, room=parse_room("noise=700,echo=0.3"))
+    async with open_sim_robot(device=device) as sim:
+        voice = VoiceRobot(sim, EspeakSynthesizer(), print_speech=False)
+        echo = EchoCanceller()
+        voice.echo = echo
+        ears = Ears()
+        barged: list[float] = []
+        speak_scope: list[trio.CancelScope] = []
+        cpu: list[float] = []
+
+        def barge_in() -> None:
+            barged.append(trio.current_time())
+            echo.stop()
+            for scope in speak_scope:
+                scope.cancel()
+
+        async with voice.audio.microphone() as mic, trio.open_nursery() as nursery:
+            send, frames = trio.open_memory_channel[bytes](math.inf)
+
+            async def relay() -> None:
+                async for frame in mic:
+                    echo.arrived(frame)
+                    send.send_nowait(frame)
+
+            nursery.start_soon(relay)
+            listener = Listener(frames, ears, echo=echo, speaking=lambda: voice.speaking,
+                                on_barge_in=barge_in)
+            original = echo.process
+
+            def timed(frame: bytes) -> bytes:
+                t0 = time.perf_counter()
+                out = original(frame)
+                cpu.append((time.perf_counter() - t0) / max(1, len(frame) // 320))
+                return out
+
+            echo.process = timed  # type: ignore[method-assign]
+
+            async def listen() -> None:
+                while True:
+                    await listener.hear()
+
+            nursery.start_soon(listen)
+            await trio.sleep(1.0)
+
+            async def say(text: str) -> None:
+                with trio.CancelScope() as scope:
+                    speak_scope.append(scope)
+                    try:
+                        await voice.speak(text)
+                    finally:
+                        speak_scope.remove(scope)
+
+            # 1. The robot alone.
+            false = 0
+            for i in range(sentences):
+                before = len(barged)
+                await say(ROBOT[i % len(ROBOT)])
+                false += len(barged) > before
+                await trio.sleep(0.3 / speed)
+            print(f"robot sentences with nobody talking: {sentences}; false barge-ins: {false} "
+                  f"(fan noise RMS 700, echo 0.3, sim at {speed:g}x)")
+            # 2. A child talking over it.
+            for gain in (1.0, 0.25):
+                stopped, latencies, whole = 0, [], 0
+                for i in range(overlaps):
+                    line = CHILD[i % len(CHILD)]
+                    pcm = _scaled(child[line], gain)
+                    before, heard_before = len(barged), len(ears.seconds)
+                    clips = len(device.audio.clips)
+                    async with trio.open_nursery() as inner:
+                        inner.start_soon(say, ROBOT[i % len(ROBOT)])
+                        await device.audio.wait_clips(clips + 1)
+                        clip = device.audio.clips[clips]
+                        await device.audio.wait_sound(clip)
+                        await trio.sleep(rng.uniform(0.3, 1.8) / speed)
+                        onset = trio.current_time()
+                        device.audio.microphone.feed(pcm + bytes(32000))
+                    await clip.done.wait()
+                    if len(barged) > before and clip.outcome == "aborted" and clip.ended is not None:
+                        stopped += 1
+                        latencies.append((clip.ended - onset) * speed * 1000)
+                    with trio.move_on_after(10):
+                        while len(ears.seconds) <= heard_before:  # noqa: ASYNC110 - a poll
+                            await trio.sleep(0.05)
+                    if len(ears.seconds) > heard_before and ears.seconds[-1] >= len(pcm) / 32000:
+                        whole += 1
+                    await device.audio.microphone.drained()
+                    await trio.sleep(0.8 / speed)
+                p50 = statistics.median(latencies) if latencies else float("nan")
+                print(f"child x{gain:g} over the robot: stopped {stopped}/{overlaps} "
+                      f"({100 * stopped / overlaps:.0f}%); first sound -> silence p50 {p50:.0f} ms"
+                      f" (max {max(latencies, default=float('nan')):.0f}); utterance holds the "
+                      f"whole line {whole}/{overlaps}")
+            print(f"CPU per 10 ms frame of echo cancellation: "
+                  f"{statistics.mean(cpu) * 1000:.3f} ms mean, {_p90(cpu) * 1000:.3f} ms p90")
+            nursery.cancel_scope.cancel()
+
+
+def _scaled(pcm: bytes, gain: float) -> bytes:
+    from array import array
+
+    samples = array("h", pcm)
+    return array("h", (max(-32768, min(32767, int(s * gain))) for s in samples)).tobytes()
+
+
+def _p90(values: list[float]) -> float:
+    return statistics.quantiles(values, n=10, method="inclusive")[8] if len(values) > 1 else values[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=100)
+    parser.add_argument("--overlaps", type=int, default=40)
+    parser.add_argument("--speed", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp(prefix="agentcade-bench-"))
+    trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -63,7 +63,7 @@ def test_a_shake_and_a_nod_are_told_apart_from_the_moves() -> None:
 
 def _judged(step: Step, *records: dict[str, object]) -> list[str]:
     said = {"type": "speech_text", "text": "不对哦，再猜猜"}
-    return _judge("riddle", step, [*records, said], revealed=None, secret=None, heard=True,
+    return _judge("riddle", step, [*records, said], revealed=None, secrets=[], heard=True,
                   shown=False).problems
 
 
@@ -82,6 +82,6 @@ def test_a_hidden_answer_said_too_early_fails_the_step() -> None:
     step = Step("给我提示", "hint", route="forward")
     records = [{"type": "main_route", "route": "forward"},
                {"type": "speech_text", "text": "提示：答案是茶壶"}]
-    problems = _judge("riddle", step, records, revealed=None, secret="茶壶", heard=True,
+    problems = _judge("riddle", step, records, revealed=None, secrets=["茶壶"], heard=True,
                       shown=False).problems
     assert problems == ["the hidden answer was said"]

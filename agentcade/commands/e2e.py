@@ -123,7 +123,7 @@ def _drawing_answer(agent: Any) -> str | None:
 
 
 def _riddle_answer(agent: Any) -> str | None:
-    current = getattr(agent, "current", None)
+    current = getattr(getattr(agent, "riddles", None), "current", None)  # the template's Deck
     return current.get("answer") if isinstance(current, dict) else None
 
 
@@ -345,12 +345,14 @@ async def _play_step(
             await _first_sentence_said(records, mark)
             await voice.wait_quiet()
     hidden = bool(game_agent is not None and list(game_agent.unrevealed()))
+    # Still kept after the line (the game's own phrases of it, as ``agentcade test`` checks):
+    kept = list(game_agent.unrevealed()) if game_agent is not None and _live_agent(agent) is game_agent else []
     starts = [i for i, r in enumerate(records[:mark]) if r["type"] == "game_start"]
     shown = any(r["type"] == "directive_executed" and not r.get("reset")
                 for r in records[starts[-1] if starts else mark:])
     return _judge(plan.game, said_step, records[mark:],
                   revealed=answer if step.reveal and hidden else None,
-                  secret=answer if not step.reveal and hidden else None,
+                  secrets=kept if not step.reveal else [],
                   heard=len(loop.heard) > heard, shown=shown)
 
 
@@ -398,13 +400,14 @@ def _judge(
     records: Sequence[dict[str, Any]],
     *,
     revealed: str | None,
-    secret: str | None,
+    secrets: Sequence[str],
     heard: bool,
     shown: bool,
 ) -> Outcome:
     """What went wrong with one step, from its trace records.
 
-    ``revealed``: the answer that must be said; ``secret``: the answer that must not be;
+    ``revealed``: the answer that must be said; ``secrets``: what the game still keeps
+    hidden after the line (its ``unrevealed()``), none of which may have been said;
     ``shown``: the game ran something on the robot, so the screen must be put back.
     """
     said = "".join(str(r["text"]) for r in records if r["type"] == "speech_text")
@@ -433,7 +436,7 @@ def _judge(
         problem(f"did not say /{step.spoken}/")
     if revealed is not None and revealed not in said:
         problem(f"the answer {revealed} was not said")
-    if secret is not None and len(secret) > 1 and secret in said and not re.search("对|中", said):
+    if any(secret and secret in said for secret in secrets):
         problem("the hidden answer was said")
     if step.standby and shown and not any(r["type"] == "session_reset" for r in records):
         problem("the screen was not put back after the game")

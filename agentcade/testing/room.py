@@ -25,6 +25,8 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agentcade.core.errors import InputError
+
 __all__ = ["Room", "RoomError", "RoomMixer", "parse_room"]
 
 RATE = 16000
@@ -39,7 +41,7 @@ SpeakerTap = Callable[[float, int], "array[int]"]
 """``tap(delay_s, n)``: the n samples (16 kHz) the speaker played ending ``delay_s`` ago."""
 
 
-class RoomError(ValueError):
+class RoomError(InputError, ValueError):
     """A ``--room`` value that cannot be: the message is the one line to print."""
 
 

@@ -273,6 +273,8 @@ const KINDS = {
   hook_error: ["游戏出错", "error"],
   speech_failed: ["没说出来", "error"],
   settings_error: ["设置有误", "error"],
+  barge_in: ["被打断", "user"],
+  guard: ["没让说", "error"],
 };
 
 const OUTCOMES = { ok: "做了", completed: "做完了", started: "开始了", done: "做完了", failed: "没做成", cancelled: "取消了", error: "出错了", timeout: "超时了" };
@@ -290,6 +292,8 @@ function describe(rec) {
       (typeof rec.ms === "number" ? "（" + rec.ms + "ms）" : "") + (rec.reset ? "（复位）" : "");
     case "directive_skipped": return (rec.directive || rec.call || "") + "（" + (rec.reason || "") + "）";
     case "tool_call": return (rec.tool || rec.name || "") + " " + JSON.stringify(rec.arguments || rec.args || {});
+    case "barge_in": return (rec.by === "voice" ? "有人说话，小懒停下了" : "摸了后背，小懒停下了") +
+      (rec.sentence ? "：“" + rec.sentence + "”说到 " + rec.into_ms + "ms" : "");
     default: {
       const rest = Object.assign({}, rec);
       ["type", "ts", "request_id"].forEach((k) => delete rest[k]);

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 import openai
 
 from agentcade.core.errors import VoiceError
+from agentcade.core.tls import client_context
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings
 from agentcade.voice.pcm import to_wav
@@ -61,10 +62,12 @@ def _safe(exc: BaseException) -> str:
 
 
 def openai_client(service: ServiceSettings, *, timeout: float = TIMEOUT) -> openai.AsyncOpenAI:
-    """An ``AsyncOpenAI`` for an audio endpoint (a local server needs no key)."""
+    """An ``AsyncOpenAI`` for an audio endpoint (a local server needs no key); https is
+    verified with the OS trust store, as for the model (``agentcade.core.tls``)."""
     key = service.api_key.get_secret_value() if service.api_key is not None else "not-needed"
     return openai.AsyncOpenAI(
-        base_url=service.base_url or None, api_key=key, timeout=timeout, max_retries=1
+        base_url=service.base_url or None, api_key=key, timeout=timeout, max_retries=1,
+        http_client=openai.DefaultAsyncHttpxClient(verify=client_context(), timeout=timeout),
     )
 
 

@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
             import sounddevice  # type: ignore[import-not-found]  # noqa: F401
         except (ImportError, OSError):
             print("agentcade e2e: speaking through the computer's speaker needs sounddevice "
-                  "(pip install sounddevice)", file=sys.stderr)
+                  "(pip install 'agentcade[e2e]')", file=sys.stderr)
             return USAGE
     plans = [PLANS[g] for g in (args.games or PLANS)]
     try:

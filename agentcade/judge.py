@@ -14,6 +14,7 @@ from agentcade.core.judge import (
     looks_like_guess as looks_like_guess,
     normalize as normalize,
     parse_number as parse_number,
+    spell_number as spell_number,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "looks_like_guess",
     "normalize",
     "parse_number",
+    "spell_number",
 ]

@@ -37,6 +37,7 @@ import trio
 
 from agentcade.commands.run import SIM_ECHO
 from agentcade.core.errors import DeviceError, VoiceError
+from agentcade.core.judge import spell_number
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
 from agentcade.device.robots import DEFAULT_DESKTOP_URL, SdkRobot
@@ -98,19 +99,9 @@ class GamePlan:
     """A wrong answer, given the right one."""
 
 
-_DIGITS = "零一二三四五六七八九"
-
-
-def _number(n: int) -> str:
-    if n < 10:
-        return _DIGITS[n]
-    tens, ones = divmod(n, 10)
-    return ("" if tens == 1 else _DIGITS[tens]) + "十" + (_DIGITS[ones] if ones else "")
-
-
 def _guess_answer(agent: Any) -> str | None:
     target = getattr(agent, "target", None)
-    return _number(target) if isinstance(target, int) else None
+    return spell_number(target) if isinstance(target, int) else None
 
 
 def _guess_wrong(answer: str) -> str:

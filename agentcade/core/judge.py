@@ -102,6 +102,7 @@ __all__ = [
     "looks_like_guess",
     "normalize",
     "parse_number",
+    "spell_number",
 ]
 
 # --------------------------------------------------------------------------------------
@@ -333,26 +334,26 @@ def help_request(text: str) -> Literal["hint", "give_up"] | None:
     return None
 
 
-def _int_to_zh(n: int) -> str:
-    """Spell a non-negative integer in Chinese numerals (15 → 十五, 103 → 一百零三)."""
+def spell_number(n: int) -> str:
+    """Spell a non-negative integer in Chinese numerals, as it is said (15 → 十五, 103 → 一百零三)."""
     digits = "零一二三四五六七八九"
     if n == 0:
         return "零"
     if n >= 10**8:
         head, rest = divmod(n, 10**8)
         return (
-            _int_to_zh(head)
+            spell_number(head)
             + "亿"
             + ("零" if 0 < rest < 10**7 else "")
-            + (_int_to_zh(rest) if rest else "")
+            + (spell_number(rest) if rest else "")
         )
     if n >= 10**4:
         head, rest = divmod(n, 10**4)
         return (
-            _int_to_zh(head)
+            spell_number(head)
             + "万"
             + ("零" if 0 < rest < 1000 else "")
-            + (_int_to_zh(rest) if rest else "")
+            + (spell_number(rest) if rest else "")
         )
     out = []
     started = False
@@ -496,7 +497,7 @@ _TOKEN_RE = re.compile(r"[a-z]+|[0-9]+|[\u3400-\u9fff\uf900-\ufaff〇]")
 
 def _tokens_plain(text: str, *, answer: bool) -> list[_Token]:
     """Text-mode tokens of a prenormalised text (digits spelled out as Chinese)."""
-    text = re.sub(r"[0-9]+", lambda m: _int_to_zh(int(m.group())), text)
+    text = re.sub(r"[0-9]+", lambda m: spell_number(int(m.group())), text)
     tokens: list[_Token] = []
     for m in _TOKEN_RE.finditer(text):
         piece = m.group()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcade.core.errors import AgentcadeError
+from agentcade.core.judge import spell_number
 
 __all__ = ["EAR_INSTALL", "Ear", "EarMissing", "heard_share", "model_dir", "syllables"]
 
@@ -103,21 +104,9 @@ class Ear:
 _DIGITS = "零一二三四五六七八九"
 
 
-def _number_words(number: int) -> str:
-    """0..9999 in Chinese numerals (十, 二十五, 一百零三), as a child would say them."""
-    if number < 10:
-        return _DIGITS[number]
-    out = ""
-    for value, unit in ((1000, "千"), (100, "百"), (10, "十")):
-        digit, number = divmod(number, value)
-        if digit:
-            out += ("" if unit == "十" and not out and digit == 1 else _DIGITS[digit]) + unit
-        elif out and number:
-            out += "零" if not out.endswith("零") else ""
-    return out + (_DIGITS[number] if number else "")
-
-
 def _spell_numbers(text: str) -> str:
+    """Arabic numbers as a child says them (longer ones digit by digit, as Whisper writes
+    phone numbers and codes)."""
     out, digits = [], ""
     for ch in text + " ":
         if ch.isascii() and ch.isdigit():
@@ -125,7 +114,7 @@ def _spell_numbers(text: str) -> str:
             continue
         if digits:
             value = int(digits)
-            out.append(_number_words(value) if value < 10000 else "".join(_DIGITS[int(d)] for d in digits))
+            out.append(spell_number(value) if value < 10000 else "".join(_DIGITS[int(d)] for d in digits))
             digits = ""
         out.append(ch)
     return "".join(out).rstrip(" ")

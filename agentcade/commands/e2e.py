@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import trio
 
-from agentcade.commands.run import SIM_ECHO
+from agentcade.commands.run import SIM_ECHO, VoiceServices
 from agentcade.core.errors import DeviceError, VoiceError
 from agentcade.core.judge import spell_number
 from agentcade.core.settings import SettingsError
@@ -45,7 +45,7 @@ from agentcade.game.client import InProcessGameClient
 from agentcade.game.skill_agent import SkillAgent
 from agentcade.main.agent import MainAgent
 from agentcade.testing.room import RoomError, parse_room
-from agentcade.voice.asr import Recognizer, make_recognizer
+from agentcade.voice.asr import Recognizer
 from agentcade.voice.config import load_voice_settings
 from agentcade.voice.pcm import resample
 from agentcade.voice.scripted import ScriptedRecognizer
@@ -247,17 +247,20 @@ async def _run_all(
     records: list[dict[str, Any]] = []
     trace = Trace(records.append)
     mouth = EspeakSynthesizer(rate=16000)
-    recognizer: Recognizer = (
-        ScriptedRecognizer([], vad=settings.vad) if sim and not settings.asr.provider
-        else make_recognizer(settings.asr)
-    )
+    # run's own services: the recogniser and voice the settings name (an SDK provider gets
+    # its bridge); on the sim without ASR_PROVIDER the scripted one, told each line as said.
+    services = VoiceServices([] if sim else None)
+    await services.open(settings)
+    recognizer, synthesizer = services.recognizer, services.synthesizer
+    assert recognizer is not None  # a real robot without ASR is refused in run()
+    assert synthesizer is not None
     outcomes: list[Outcome] = []
     try:
         async with open_robot(args.robot, trace=trace, room=room,
                               sim_speed=args.sim_speed if sim else 1.0) as robot:
             if not isinstance(robot, SdkRobot):
                 raise DeviceError("unavailable", "connect", f"{args.robot} is not a robot with a voice")
-            voice = VoiceRobot(robot, EspeakSynthesizer(), trace=trace, print_speech=False)
+            voice = VoiceRobot(robot, synthesizer, trace=trace, print_speech=False)
             async with open_pipeline(voice, remote=[], trace=trace) as (agent, _registry):
                 loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, greet=False,
                                  barge_in=settings.barge_in)
@@ -274,7 +277,8 @@ async def _run_all(
                             print(f"  {plan.game:13} {step.what:18} {outcome.step.line:10} {mark}",
                                   file=sys.stderr, flush=True)
     finally:
-        await recognizer.aclose()
+        with trio.CancelScope(shield=True):
+            await services.aclose()
     return outcomes
 
 

@@ -62,10 +62,10 @@ class EchoHandler:
             self.sessions.add(context_id)
         working, final = echo_replies(game_input)
         try:
-            await emit(working, False)
+            await emit(working, final=False)
             if self.delay:
                 await trio.sleep(self.delay)
-            await emit(final, True)
+            await emit(final, final=True)
         except trio.Cancelled:
             self.cancelled += 1
             self.cancelled_event.set()

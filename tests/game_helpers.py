@@ -82,7 +82,7 @@ async def ask(
     """
     got: list[tuple[GameReply, bool]] = []
 
-    async def emit(reply: GameReply, final: bool) -> None:
+    async def emit(reply: GameReply, *, final: bool) -> None:
         got.append((reply, final))
         if into is not None:
             into.append(reply)

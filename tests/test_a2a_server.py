@@ -349,7 +349,7 @@ async def test_plain_text_door_without_has_session_is_message(nursery: trio.Nurs
 
         async def handle(self, context_id: str, game_input: GameInput, emit) -> None:
             self.inputs.append(game_input)
-            await emit(GameReply(text="ok"), True)
+            await emit(GameReply(text="ok"), final=True)
 
     handler = Plain()
     port, _ = await start_server(nursery, handler)
@@ -372,7 +372,7 @@ class Failing:
 
     async def handle(self, context_id: str, game_input: GameInput, emit) -> None:
         if not self.before_any:
-            await emit(GameReply(text="先说一句"), False)
+            await emit(GameReply(text="先说一句"), final=False)
         if self.no_final:
             return
         raise RuntimeError("secret internal detail")
@@ -564,10 +564,10 @@ async def test_a_cancel_racing_the_final_reply_still_ends_the_stream_with_it(
 
     class LastStepRaces:
         async def handle(self, context_id: str, game_input: GameInput, emit) -> None:  # type: ignore[no-untyped-def]
-            await emit(GameReply(text="稍等"), False)
+            await emit(GameReply(text="稍等"), final=False)
             waiting.set()
             await go.wait()  # the last checkpoint before the final reply
-            await emit(GameReply(text="好的"), True)
+            await emit(GameReply(text="好的"), final=True)
 
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listeners[0].socket.getsockname()[1]

@@ -30,10 +30,10 @@ class Gated:
 
     async def handle(self, context_id: str, game_input: GameInput, emit: ReplySink) -> None:
         self.inputs.append(game_input)
-        await emit(GameReply(text="稍等"), False)
+        await emit(GameReply(text="稍等"), final=False)
         self.started.set()
         await self.release.wait()
-        await emit(GameReply(text=f"好的：{game_input.text}"), True)
+        await emit(GameReply(text=f"好的：{game_input.text}"), final=True)
 
 
 async def rpc(port: int, method: str, params: object, rid: object = "r1") -> Any:

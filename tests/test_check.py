@@ -72,19 +72,19 @@ class Scripted:
         if game_input.kind == "start":
             self.live.add(context_id)
         elif context_id not in self.live:  # the check's message to a missing session
-            await emit(GameReply(text="结束了", session="ended"), True)
+            await emit(GameReply(text="结束了", session="ended"), final=True)
             return
         override = self.overrides.get(game_input.kind)
         if override is not None:
             await override(context_id, game_input, emit)
             return
         if game_input.kind == "start":
-            await emit(GameReply(text="开始啦"), True)
+            await emit(GameReply(text="开始啦"), final=True)
         elif game_input.kind == "end":
             self.live.discard(context_id)
-            await emit(GameReply(text="再见", session="ended"), True)
+            await emit(GameReply(text="再见", session="ended"), final=True)
         else:
-            await emit(GameReply(text="不对哦"), True)
+            await emit(GameReply(text="不对哦"), final=True)
 
 
 async def serve(nursery: trio.Nursery, handler: Any, *, card: Callable[[int], dict] | None = None,
@@ -434,7 +434,7 @@ async def test_session_start_and_end_reply_fail(nursery: trio.Nursery) -> None:
 async def test_reply_format_fails(nursery: trio.Nursery) -> None:
     async def bad(context_id: str, game_input: GameInput, emit: Any) -> None:
         await emit(GameReply.model_construct(protocol="agentcade/1", text="嗯", directives=[],
-                                             session="paused"), True)
+                                             session="paused"), final=True)
 
     result = await check_url(nursery, Scripted(message=bad))
     assert "fail" in result.statuses("REPLY-FORMAT")
@@ -448,7 +448,7 @@ class TypoReply(GameReply):
 
 async def test_reply_unknown_field_warns(nursery: trio.Nursery) -> None:
     async def typo(context_id: str, game_input: GameInput, emit: Any) -> None:
-        await emit(TypoReply(text="不对哦"), True)
+        await emit(TypoReply(text="不对哦"), final=True)
 
     result = await check_url(nursery, Scripted(message=typo))
     assert result.statuses("REPLY-UNKNOWN-FIELD") == ["warn"]
@@ -458,8 +458,8 @@ async def test_reply_unknown_field_warns(nursery: trio.Nursery) -> None:
 
 async def test_reply_ended_early_fails(nursery: trio.Nursery) -> None:
     async def early(context_id: str, game_input: GameInput, emit: Any) -> None:
-        await emit(GameReply(text="稍等", session="ended"), False)
-        await emit(GameReply(text="不对哦"), True)
+        await emit(GameReply(text="稍等", session="ended"), final=False)
+        await emit(GameReply(text="不对哦"), final=True)
 
     result = await check_url(nursery, Scripted(message=early))
     assert result.statuses("REPLY-ENDED-EARLY") == ["fail"]
@@ -470,7 +470,7 @@ async def test_reply_first_slow_warns(nursery: trio.Nursery, monkeypatch: pytest
 
     async def slow(context_id: str, game_input: GameInput, emit: Any) -> None:
         await trio.sleep(0.2)
-        await emit(GameReply(text="不对哦"), True)
+        await emit(GameReply(text="不对哦"), final=True)
 
     result = await check_url(nursery, Scripted(message=slow))
     assert result.statuses("REPLY-FIRST-SLOW") == ["warn"]
@@ -485,10 +485,10 @@ async def test_reply_first_slow_counts_only_a_reply_that_speaks(
 
     async def progress_then_slow(context_id: str, game_input: GameInput, emit: Any) -> None:
         bar = {"call": "expression_runtime.update", "kwargs": {"progress_value": 10}}
-        await emit(GameReply(directives=[bar]), False)  # type: ignore[list-item]
-        await emit(GameReply(text="```\n```"), False)  # markup is not speech either
+        await emit(GameReply(directives=[bar]), final=False)  # type: ignore[list-item]
+        await emit(GameReply(text="```\n```"), final=False)  # markup is not speech either
         await trio.sleep(0.2)
-        await emit(GameReply(text="不对哦"), True)
+        await emit(GameReply(text="不对哦"), final=True)
 
     result = await check_url(nursery, Scripted(message=progress_then_slow))
     assert result.statuses("REPLY-FIRST-SLOW") == ["warn"]
@@ -516,8 +516,8 @@ async def test_directive_invalid_fails(nursery: trio.Nursery) -> None:
     async def wild(context_id: str, game_input: GameInput, emit: Any) -> None:
         turn = Directive(call="motion.move_to", kwargs={"pan_deg": 999, "tilt_deg": 115})
         spy = Directive(call="camera.capture")
-        await emit(GameReply(directives=[turn, spy]), False)
-        await emit(GameReply(text="不对哦"), True)
+        await emit(GameReply(directives=[turn, spy]), final=False)
+        await emit(GameReply(text="不对哦"), final=True)
 
     result = await check_url(nursery, Scripted(message=wild))
     assert result.statuses("DIRECTIVE-INVALID") == ["fail", "fail"]

@@ -24,7 +24,7 @@ GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.zh-CN.md"
 
 def says(text: str) -> Any:
     async def behaviour(context_id: str, game_input: GameInput, emit: Any) -> None:
-        await emit(GameReply(text=text), True)
+        await emit(GameReply(text=text), final=True)
 
     return behaviour
 
@@ -47,8 +47,8 @@ async def test_personal_data_asked_in_any_probe_turn_fails(nursery: trio.Nursery
 
 async def test_an_intermediate_reply_counts_too(nursery: trio.Nursery) -> None:
     async def two(context_id: str, game_input: GameInput, emit: Any) -> None:
-        await emit(GameReply(text="把你的照片发给我"), False)
-        await emit(GameReply(text="开始啦"), True)
+        await emit(GameReply(text="把你的照片发给我"), final=False)
+        await emit(GameReply(text="开始啦"), final=True)
 
     result = await check_url(nursery, Scripted(start=two))
     assert result.statuses("SAFETY-PERSONAL-DATA") == ["fail"]

@@ -118,7 +118,7 @@ async def test_chat_goes_on_after_one_garbage_reply(cli_env, nursery) -> None:
         async def handle(self, context_id: str, game_input: GameInput, emit) -> None:
             if game_input.text == "坏":
                 raise RuntimeError("broken reply")
-            await emit(GameReply(text=f"收到{game_input.text}"), True)
+            await emit(GameReply(text=f"收到{game_input.text}"), final=True)
 
     listeners = await nursery.start(
         serve_a2a, Flaky(), lambda port: build_card(FakeSkill(), f"http://127.0.0.1:{port}/"), 0
@@ -266,11 +266,11 @@ class Storm:
             await trio.sleep_forever()
         if game_input.kind == "message" and text == "吵":
             for n in range(1000):
-                await emit(GameReply(text=f"吵{n}"), False)
+                await emit(GameReply(text=f"吵{n}"), final=False)
         if game_input.kind == "message" and text == "坏":
             raise RuntimeError("the storm broke the game")
         ended = game_input.kind == "end"
-        await emit(GameReply(text=f"回声：{text[:20]}", session="ended" if ended else "active"), True)
+        await emit(GameReply(text=f"回声：{text[:20]}", session="ended" if ended else "active"), final=True)
 
 
 def storm_model(fake: FakeOpenAI) -> None:

@@ -304,7 +304,7 @@ def numbers_in(module: Any, text: str) -> set[int]:
 async def _transcript(agent: Any, actions: tuple[int | str, ...]) -> list[str]:
     """A new round (``start_game``), then the actions; every tool result as JSON text."""
 
-    async def emit(reply: GameReply, final: bool) -> None:
+    async def emit(reply: GameReply, *, final: bool) -> None:
         pass
 
     out = []

@@ -219,24 +219,24 @@ class Scripted:
             raise RuntimeError("the remote game broke")
         if what == "chatter":  # 1,000 intermediate replies, then the final one
             for n in range(1000):
-                await emit(GameReply(text=f"第{n}句"), False)
+                await emit(GameReply(text=f"第{n}句"), final=False)
         if what == "slow_goodbye":
-            await emit(GameReply(text="好的，我来公布答案，稍等。"), False)
+            await emit(GameReply(text="好的，我来公布答案，稍等。"), final=False)
             await trio.sleep(0.2)
-            await emit(GameReply(text="答案是小猫。", session="ended"), True)
+            await emit(GameReply(text="答案是小猫。", session="ended"), final=True)
             return
         if what == "light":
             light = {"call": "lights.set_color", "args": ["#00FF00"]}
-            await emit(GameReply(text="亮灯了", directives=[light]), True)  # type: ignore[list-item]
+            await emit(GameReply(text="亮灯了", directives=[light]), final=True)  # type: ignore[list-item]
             return
         if what == "undeclared":
             await emit(
                 GameReply(text="亮灯", directives=[{"call": "lights.set_color", "args": ["#FF0000"]}]),  # type: ignore[list-item]
-                True,
+                final=True,
             )
             return
         ended = game_input.kind == "end"
-        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
+        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), final=True)
 
 
 @asynccontextmanager

@@ -125,7 +125,7 @@ async def test_the_model_client_verifies_with_the_os_trust_store(monkeypatch: py
 
 class Hello:
     async def handle(self, context_id: str, game_input: GameInput, emit: object) -> None:
-        await emit(GameReply(text="你好，这里是加密的游戏。"), True)  # type: ignore[operator]
+        await emit(GameReply(text="你好，这里是加密的游戏。"), final=True)  # type: ignore[operator]
 
 
 async def serve_https(nursery: trio.Nursery, ca: trustme.CA) -> str:

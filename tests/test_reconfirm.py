@@ -49,10 +49,10 @@ class Blinker:
             moves = [Directive(call="motion.move_to", kwargs={"pan_deg": 90, "tilt_deg": 120, "duration_ms": 400})]
             if self.lights:
                 moves.append(Directive(call="lights.set_color", args=["#00FF00"]))
-            await emit(GameReply(text="开始啦", directives=moves), True)
+            await emit(GameReply(text="开始啦", directives=moves), final=True)
             return
         ended = game_input.kind == "end"
-        await emit(GameReply(text="再见" if ended else "好的", session="ended" if ended else "active"), True)
+        await emit(GameReply(text="再见" if ended else "好的", session="ended" if ended else "active"), final=True)
 
 
 def card(port: int, version: str, *capabilities: str) -> dict[str, Any]:

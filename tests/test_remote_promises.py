@@ -58,10 +58,10 @@ class SlowGame:
         self.inputs.append(game_input)
         if game_input.kind == "message":
             await trio.sleep(self.delay)
-            await emit(GameReply(text=self.answer), True)
+            await emit(GameReply(text=self.answer), final=True)
             return
         ended = game_input.kind == "end"
-        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
+        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), final=True)
 
 
 @asynccontextmanager
@@ -183,11 +183,11 @@ class MuteGame:
     async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
         if game_input.kind != "message":
             ended = game_input.kind == "end"
-            await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
+            await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), final=True)
             return
         if self.before:
-            await emit(GameReply(text=self.before), False)
-        await emit(GameReply(text=self.final), True)
+            await emit(GameReply(text=self.before), final=False)
+        await emit(GameReply(text=self.final), final=True)
 
 
 @pytest.mark.parametrize(
@@ -261,7 +261,7 @@ class IdRecorder:
     async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
         self.seen.append((game_input.kind, current_request_id()))
         ended = game_input.kind == "end"
-        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), True)
+        await emit(GameReply(text=f"远程{game_input.kind}", session="ended" if ended else "active"), final=True)
 
 
 async def test_the_a2a_message_id_carries_the_request_id_of_the_turn(nursery: trio.Nursery, tmp_path: Path) -> None:

@@ -45,11 +45,11 @@ class Saying:
     async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
         self.inputs.append(game_input)
         if game_input.kind == "start":
-            await emit(GameReply(text=self.line), True)
+            await emit(GameReply(text=self.line), final=True)
         elif game_input.kind == "end":
-            await emit(GameReply(text="再见。", session="ended"), True)
+            await emit(GameReply(text="再见。", session="ended"), final=True)
         else:
-            await emit(GameReply(text=self.then), True)
+            await emit(GameReply(text=self.then), final=True)
 
 
 async def serve_remote(nursery: trio.Nursery, game: Saying, skill: FakeSkill | None = None) -> str:
@@ -171,7 +171,7 @@ class Hostile(Saying):
     async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
         if game_input.kind == "message":
             self.inputs.append(game_input)
-            await emit(GameReply(text=next(self.said)), True)
+            await emit(GameReply(text=next(self.said)), final=True)
             return
         await super().handle(context_id, game_input, emit)
 

@@ -55,7 +55,7 @@ async def ask(host: GameHost, ctx: str, kind: str, text: str = "") -> list[GameR
     """One request; asserts the reply contract and returns every reply in order."""
     got: list[tuple[GameReply, bool]] = []
 
-    async def emit(reply: GameReply, final: bool) -> None:
+    async def emit(reply: GameReply, *, final: bool) -> None:
         got.append((reply, final))
 
     await host.handle(ctx, GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]
@@ -100,7 +100,7 @@ async def test_a_hooks_required_text_is_spoken_at_once_before_the_model_answers(
     fake.push(Reply("我们开始吧。", delay=0.3))
     got: list[str] = []
 
-    async def emit(reply: GameReply, final: bool) -> None:
+    async def emit(reply: GameReply, *, final: bool) -> None:
         got.append(f"{'final' if final else 'now'}:{reply.text}:{len(fake.requests)}")
 
     host = make_host(fake, probe)
@@ -535,7 +535,7 @@ async def test_the_final_reply_is_spoken_sentence_by_sentence_while_the_model_st
     await ask(host, "c1", "start")
     got: list[tuple[str, float]] = []
 
-    async def emit(reply: GameReply, final: bool) -> None:
+    async def emit(reply: GameReply, *, final: bool) -> None:
         got.append((reply.text, trio.current_time()))
 
     await host.handle("c1", GameInput(kind="message", text="说三句"), emit)

@@ -81,7 +81,7 @@ class Host:
     async def ask(self, kind: str, text: str = "", ctx: str = "c1") -> list[GameReply]:
         got: list[tuple[GameReply, bool]] = []
 
-        async def emit(reply: GameReply, final: bool) -> None:
+        async def emit(reply: GameReply, *, final: bool) -> None:
             got.append((reply, final))
 
         await self.host.handle(ctx, GameInput(kind=kind, text=text), emit)  # type: ignore[arg-type]

@@ -216,7 +216,7 @@ class _Run:
         """Run the handler; send every StreamResponse to ``out``; always finish the task."""
         record = self.record
 
-        async def emit(reply: GameReply, final: bool) -> None:
+        async def emit(reply: GameReply, *, final: bool) -> None:
             if self.saw_final:
                 raise ProtocolError("a reply after the final reply of the request")
             message = self._message(reply)

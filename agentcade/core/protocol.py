@@ -20,9 +20,9 @@ Pure pydantic: no I/O, no trio.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -276,7 +276,12 @@ def unknown_fields(data: object, model: type[BaseModel] = GameReply) -> list[str
     return found
 
 
-ReplySink = Callable[[GameReply, bool], Awaitable[None]]
-"""``await emit(reply, is_final)``: where a request's replies go, each as soon as it
-exists, the final one last. A game's ``Turn`` writes to it; ``GameHost`` hands it down;
-the A2A server and the in-process client each provide one."""
+class ReplySink(Protocol):
+    """``await emit(reply, final=...)``: where a request's replies go, each as soon as it
+    exists, the final one last. A game's ``Turn`` writes to it; ``GameHost`` hands it down;
+    the A2A server and the in-process client each provide one.
+
+    ``final`` is keyword-only: a bare ``True`` at a call site does not say what it means.
+    """
+
+    def __call__(self, reply: GameReply, *, final: bool) -> Awaitable[None]: ...

@@ -12,14 +12,14 @@ they come, the last one final. They cannot tell the transports apart:
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 import trio
 
-from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.protocol import GameInput, GameReply, ReplySink
 from agentcade.core.skill import Declaration
 from agentcade.game.host import GameHost
 
@@ -100,11 +100,9 @@ class InProcessGameClient:
         await self.host.aclose()
 
 
-def _sender(
-    send: trio.MemorySendChannel[tuple[GameReply, bool]],
-) -> Callable[[GameReply, bool], Awaitable[None]]:
-    async def emit(reply: GameReply, is_final: bool) -> None:
-        await send.send((reply, is_final))
+def _sender(send: trio.MemorySendChannel[tuple[GameReply, bool]]) -> ReplySink:
+    async def emit(reply: GameReply, *, final: bool) -> None:
+        await send.send((reply, final))
 
     return emit
 

@@ -110,7 +110,7 @@ class GameHost:
         return context_id in self._sessions
 
     async def handle(self, context_id: str, game_input: GameInput, emit: ReplySink) -> None:
-        """Run one request; every reply goes to ``emit``, exactly one with ``is_final``."""
+        """Run one request; every reply goes to ``emit``, exactly one with ``final=True``."""
         self._running += 1
         self._quiet = trio.Event() if self._running == 1 else self._quiet
         try:
@@ -124,7 +124,7 @@ class GameHost:
         protocol = game_input.protocol
 
         async def final(text: str, session: Literal["active", "ended"]) -> None:
-            await emit(GameReply(protocol=protocol, text=text, session=session), True)
+            await emit(GameReply(protocol=protocol, text=text, session=session), final=True)
 
         if self._closing:
             await final(SHUTTING_DOWN, "ended")
@@ -158,12 +158,12 @@ class GameHost:
         sent_final = False
         ended = False
 
-        async def guarded(reply: GameReply, is_final: bool) -> None:
+        async def guarded(reply: GameReply, *, final: bool) -> None:
             nonlocal sent_final, ended
-            if is_final:
+            if final:
                 sent_final, ended = True, reply.session == "ended"
             session.last_used = trio.current_time()
-            await emit(reply, is_final)
+            await emit(reply, final=final)
 
         scope = trio.CancelScope()
         if game_input.kind != "end":

@@ -189,7 +189,7 @@ class SkillAgent:
         return f"{COMMON_PROMPT}\n\n{type(self).skill.body.strip()}\n\n## 当前状态\n{state}"
 
     async def handle(self, game_input: GameInput, emit: ReplySink) -> None:
-        """Handle one request: replies go to ``emit``, the last one with ``is_final=True``."""
+        """Handle one request: replies go to ``emit``, the last one with ``final=True``."""
         self._calls_this_turn = 0
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn, self.trace)
@@ -211,7 +211,7 @@ class SkillAgent:
             direct=turn.replied is not None,
             model_calls=self._calls_this_turn,
         )
-        await emit(reply, True)
+        await emit(reply, final=True)
 
     async def _run_round(self, turn: Turn) -> tuple[str, list[dict[str, Any]] | None]:
         """The hook and the ReAct loop; returns (text, messages to remember or None).

@@ -217,7 +217,7 @@ class Turn:
     async def _send(self, reply: GameReply) -> None:
         if self._finished:
             raise RuntimeError("the turn has already sent its final reply")
-        await self._emit(reply, False)
+        await self._emit(reply, final=False)
 
     def _take(self) -> list[Directive]:
         taken, self._directives = self._directives, []

@@ -253,15 +253,15 @@ class EndCancelsHandler:
             scope = self.in_flight.pop(context_id, None)
             if scope is not None:
                 scope.cancel()
-            await emit(GameReply(text="再见", session="ended"), True)
+            await emit(GameReply(text="再见", session="ended"), final=True)
             return
         with trio.CancelScope() as scope:
             self.in_flight[context_id] = scope
-            await emit(GameReply(text="想一想"), False)
+            await emit(GameReply(text="想一想"), final=False)
             await trio.sleep(self.turn_seconds)
-            await emit(GameReply(text="好了"), True)
+            await emit(GameReply(text="好了"), final=True)
         if scope.cancelled_caught:
-            await emit(GameReply(text="不玩了"), True)
+            await emit(GameReply(text="不玩了"), final=True)
 
 
 async def bench_end_cancel(

@@ -378,10 +378,8 @@ class PagesApp:
         except ModelError as exc:
             return {"ok": False, "message": f"没能用上大模型：{exc}"}
         finally:
-            aclose = getattr(model, "aclose", None)
-            if aclose is not None:
-                with trio.CancelScope(shield=True):
-                    await aclose()
+            with trio.CancelScope(shield=True):
+                await model.aclose()
         ms = math.ceil((time.monotonic() - started) * 1000)
         text = reply.text.strip()[:60] or "（空的回答）"
         return {"ok": True, "message": f"连上了：{settings.model} 用 {ms} 毫秒回答了“{text}”"}

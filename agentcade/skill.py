@@ -13,6 +13,7 @@ from agentcade.core.skill import (
     SkillError as SkillError,
     SkillProblem as SkillProblem,
     check_skill as check_skill,
+    is_game_id as is_game_id,
     is_semver as is_semver,
 )
 
@@ -26,5 +27,6 @@ __all__ = [
     "SkillError",
     "SkillProblem",
     "check_skill",
+    "is_game_id",
     "is_semver",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agentcade.a2a import wire
-from agentcade.core.errors import RemoteIllegalTransition
+from agentcade.a2a.tasks import TaskRecord
+from agentcade.core.errors import LocalIllegalTransition, RemoteIllegalTransition
 from agentcade.core.lifecycle.a2a_task import TaskEvent, TaskLifecycle, TaskState
 from tests.lifecycle_grid import check_cell, every_pair, parse_grid
 
@@ -59,3 +60,13 @@ def test_cancelling_a_finished_task_is_the_peers_mistake() -> None:
         task.check_remote(E.CANCEL)
     assert caught.value.state is TaskState.COMPLETED
     assert caught.value.machine == "a2a task"
+
+
+def test_a_finished_task_record_refuses_another_status() -> None:
+    record = TaskRecord(id="t1", context_id="c1", history=[])
+    record.set_status(wire.WORKING, wire.agent_message("c1", "t1", [{"text": "稍等"}]))
+    record.set_status(wire.COMPLETED, wire.agent_message("c1", "t1", [{"text": "好了"}]))
+    with pytest.raises(LocalIllegalTransition):
+        record.set_status(wire.CANCELED, None)
+    assert record.state == wire.COMPLETED
+    assert record.life.state is TaskState.COMPLETED

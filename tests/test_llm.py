@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -13,6 +14,7 @@ from agentcade.core.judge import parse_number
 from agentcade.core.settings import LLMSettings
 from agentcade.llm import (
     MAX_TOOL_CALLS,
+    ChatModel,
     ModelError,
     ModelReply,
     OfflineModel,
@@ -21,6 +23,7 @@ from agentcade.llm import (
     make_model,
     offline_notice,
 )
+from agentcade.main.agent import OfflineMainModel
 from agentcade.testing.fake_openai import Fail, FakeOpenAI, Garbage, Hang, Reply, serve_fake_openai
 
 SECRET = "sk-fake-secret"  # FakeOpenAI.settings() uses it
@@ -431,3 +434,9 @@ def test_history_before_the_last_user_message_is_not_spoken() -> None:
 )  # fmt: skip
 def test_parse_number(text: str, number: int | None) -> None:
     assert parse_number(text) == number
+
+
+@pytest.mark.parametrize("cls", [OpenAIChatModel, OfflineModel, OfflineMainModel])
+def test_every_model_is_closed_through_the_protocol(cls: type) -> None:
+    assert "aclose" in ChatModel.__dict__
+    assert inspect.iscoroutinefunction(cls.aclose)

@@ -22,6 +22,7 @@ from agentcade.core.settings import (
     user_config_dir,
     user_data_dir,
 )
+from agentcade.core.skill import is_game_id
 
 SECRET = "sk-very-secret-123456"
 
@@ -368,6 +369,13 @@ def test_user_dirs_follow_agentcade_home(tmp_path: Path) -> None:
     assert user_data_dir("riddle", environ) == tmp_path / "data" / "riddle"
     assert user_data_dir("riddle", environ) == user_config_dir(environ).parent / "data" / "riddle"
     assert not (tmp_path / "config").exists()  # nothing is created
+
+
+@pytest.mark.parametrize("game_id", ["../riddle", "Riddle", "riddle/x", "1riddle", "r" * 65])
+def test_a_data_folder_needs_what_skill_md_accepts_as_an_id(game_id: str) -> None:
+    assert not is_game_id(game_id)
+    with pytest.raises(ValueError, match="not a game ID"):
+        user_data_dir(game_id, {"AGENTCADE_HOME": "/x"})
 
 
 def test_config_dir_override(tmp_path: Path) -> None:

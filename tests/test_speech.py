@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentcade.core.judge import help_request
-from agentcade.core.speech import SentenceSplitter, speakable
+from agentcade.core.speech import SentenceSplitter, speakable, split_sentences
 from agentcade.game.turn import Turn
 
 
@@ -40,6 +40,12 @@ def test_the_splitter_waits_for_a_run_of_stops_to_end() -> None:
     splitter = SentenceSplitter()
     assert splitter.feed("真的吗？") == []  # "？！" may follow
     assert splitter.feed("！太好了") == ["真的吗？！"]
+
+
+def test_a_whole_text_is_cut_by_the_streaming_rule() -> None:
+    text = '你好呀！“对了！”我们开始{"a": "。"}吧。最后'
+    assert split_sentences(text) == ["你好呀！", "“对了！”", '我们开始{"a": "。"}吧。', "最后"]
+    assert split_sentences("  ") == []
 
 
 @pytest.mark.parametrize("said", ["不知道", "我不知道", "我不会", "嗯我不知道呀", "给我一个提示", "好难啊"])

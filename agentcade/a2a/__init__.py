@@ -8,8 +8,10 @@ Modules (sans-IO first):
 * ``wire``     -- A2A ProtoJSON pieces for GameInput/GameReply (DataPart + plain-text door)
 * ``tasks``    -- task records: running ones + the last 64 finished (GetTask/CancelTask)
 * ``handler``  -- ``GameHandler`` / ``ReplySink`` / ``SessionAware``: what the server serves
-* ``_http``    -- ``H11Stream``, the only h11 <-> trio glue
 * ``server``   -- ``serve_a2a`` / ``A2AServer.handle_connection``, ``ServerLimits``
 * ``client``   -- ``A2AClient`` (``fetch_card``, ``stream``, ``send``), ``GameRemoteError``
-* ``remote``   -- the remote game client of the main agent, built on ``client``
+
+Not here: ``H11Stream``, the only h11 <-> trio glue, is ``agentcade.net._http``; the main
+agent's remote game client, built on ``client``, is ``agentcade.wiring.remote`` (it opens
+games, which the A2A layer never does).
 """

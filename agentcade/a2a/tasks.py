@@ -4,6 +4,10 @@ One request (SendMessage / SendStreamingMessage) is one task. Lifecycle:
 
     SUBMITTED -> WORKING* -> COMPLETED | FAILED | CANCELED
 
+driven by its machine (``agentcade.core.lifecycle.a2a_task``): ``set_status`` feeds the
+event that leads to the state asked for, so a finished task never changes again (an
+illegal move raises ``LocalIllegalTransition``).
+
 ``TaskRecord`` holds the ProtoJSON pieces (dicts) the wire needs; the history follows the
 SDK's ``TaskManager``: when a new status message arrives, the previous status message is
 moved to the history, so a finished task has ``history = [user message, intermediate
@@ -31,6 +35,7 @@ import trio
 
 from agentcade.a2a import wire
 from agentcade.core.errors import PeerError
+from agentcade.core.lifecycle.a2a_task import TaskEvent, TaskLifecycle
 
 __all__ = [
     "FINISHED_KEPT",
@@ -47,6 +52,14 @@ handful of status updates; 32 is room for a slow reader, not for one that stoppe
 
 _updates = itertools.count(1)
 """Process-wide update sequence: orders ListTasks without ties (timestamps can tie)."""
+
+_EVENT_TO = {
+    wire.WORKING: TaskEvent.REPLY,
+    wire.COMPLETED: TaskEvent.FINAL,
+    wire.FAILED: TaskEvent.FAIL,
+    wire.CANCELED: TaskEvent.CANCEL,
+}
+"""The task event that moves a task to each state ``set_status`` is asked for."""
 
 FINISHED_KEPT = 64
 """Finished tasks kept for GetTask. A game request is answered while the client waits,
@@ -68,6 +81,7 @@ class TaskRecord:
     """Sequence number of the last status change (ListTasks order and page token)."""
     updated_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     subscribers: list[trio.MemorySendChannel[dict[str, Any]]] = field(default_factory=list)
+    life: TaskLifecycle = field(default_factory=TaskLifecycle)
 
     @property
     def state(self) -> str:
@@ -77,10 +91,15 @@ class TaskRecord:
     @property
     def finished(self) -> bool:
         """Whether the task reached a terminal state."""
-        return self.state in wire.TERMINAL
+        return self.life.finished
 
     def set_status(self, state: str, message: dict[str, Any] | None) -> dict[str, Any]:
-        """Move to ``state``; return the StreamResponse announcing it."""
+        """Move to ``state``; return the StreamResponse announcing it.
+
+        Raises:
+            LocalIllegalTransition: the task is over (nothing changes).
+        """
+        self.life.handle(_EVENT_TO[state])
         previous = self.status.get("message")
         if previous is not None:
             self.history.append(previous)

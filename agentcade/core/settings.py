@@ -57,6 +57,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from agentcade.core.errors import SettingsError
+from agentcade.core.skill import is_game_id
 
 __all__ = [
     "BUDGET_SPECS",
@@ -682,6 +683,6 @@ def user_data_dir(game_id: str, environ: Mapping[str, str] = os.environ) -> Path
     Raises:
         ValueError: ``game_id`` is not a valid game ID (it would escape the folder).
     """
-    if not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", game_id):
+    if not is_game_id(game_id):
         raise ValueError(f"not a game ID: {game_id!r}")
     return user_config_dir(environ).parent / "data" / game_id

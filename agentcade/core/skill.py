@@ -49,6 +49,7 @@ __all__ = [
     "SkillError",
     "SkillProblem",
     "check_skill",
+    "is_game_id",
     "is_semver",
 ]
 
@@ -112,6 +113,13 @@ _FINAL_PUNCTUATION = frozenset("。．.！!？?，,、；;：:…‥⋯—–-~�
 # text right after a name is not swallowed). Spaces may be ASCII or full-width, not newlines.
 _TOOL_REF_RE = re.compile(r"调用[ \t\u3000]*`?([A-Za-z_][A-Za-z0-9_]*)")
 _DELIMITER = "---"
+
+
+def is_game_id(value: str) -> bool:
+    """Whether ``value`` is a valid game ID: a lowercase letter, then lowercase letters,
+    digits and underscores, 64 characters at most. The one rule for SKILL.md ids and the
+    folders named after them (``user_data_dir``): such an id can never escape a folder."""
+    return _ID_RE.fullmatch(value) is not None
 
 
 def is_semver(version: str) -> bool:
@@ -363,7 +371,7 @@ class _Checker:
     def id(self, front: dict[Any, Any], expect_id: str | None) -> str:
         value = front.get("id")
         if value is None:
-            example = expect_id if expect_id and _ID_RE.fullmatch(expect_id) else "my_game"
+            example = expect_id if expect_id and is_game_id(expect_id) else "my_game"
             self.add(
                 "SKILL-ID-FORMAT",
                 "id",
@@ -379,7 +387,7 @@ class _Checker:
                 f"use an id that starts with a letter, e.g. 'id: {_suggest_id(str(value))}'",
             )
             return ""
-        if not _ID_RE.fullmatch(value):
+        if not is_game_id(value):
             self.add(
                 "SKILL-ID-FORMAT",
                 "id",
@@ -388,7 +396,7 @@ class _Checker:
                 f"underscores, at most 64 characters, e.g. 'id: {_suggest_id(value)}'",
             )
         if expect_id is not None and value != expect_id:
-            rename = f" or rename the folder to {value}" if _ID_RE.fullmatch(value) else ""
+            rename = f" or rename the folder to {value}" if is_game_id(value) else ""
             self.add(
                 "SKILL-ID-FOLDER",
                 "id",

@@ -3,7 +3,9 @@
 A game's ``Turn`` and the spoken fallback (``agentcade.llm.spoken``) both join parts into
 one reply and clip it to ``MAX_TEXT``; they use these, so the two read alike. ``speakable``
 removes what must never be spoken (markup, JSON, tool calls, speaker tags) and
-``SentenceSplitter`` cuts a streamed reply into sentences. Pure.
+``SentenceSplitter`` cuts a streamed reply into sentences, and ``split_sentences`` a whole
+text by the same rule (the one sentence rule: a game's turn, its unstreamed replies and
+the voice's TTS all cut here). Pure.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = [
     "clip_input",
     "clip_text",
     "speakable",
+    "split_sentences",
 ]
 
 MAX_INPUT = 300
@@ -178,3 +181,15 @@ class SentenceSplitter:
                 return end
             i += 1
         return None
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a whole ``text``, by :class:`SentenceSplitter`'s rule, unstripped.
+
+    A sentence ends after a run of ``SENTENCE_ENDS`` (with a closing quote or bracket right
+    after it), never inside markup; pieces with only whitespace are left out, so
+    ``"".join`` of the result is ``text`` less blank pieces.
+    """
+    splitter = SentenceSplitter()
+    parts = [*splitter.feed(text), splitter.rest()]
+    return [part for part in parts if part.strip()]

@@ -46,6 +46,7 @@ from websockets.exceptions import WebSocketException
 
 from agentcade.core.allowlist import JOB_CALLS, KNOWN_CAPABILITIES
 from agentcade.core.errors import DeviceError, DeviceErrorKind, lone_exception
+from agentcade.core.lifecycle.robot_link import LinkEvent, LinkState, RobotLink
 from agentcade.core.protocol import Directive
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.daemon import DaemonStatus, ask_daemon, ask_device, control_url_for
@@ -325,7 +326,9 @@ class SdkRobot:
     While away, :meth:`execute` fails at once (``unavailable``) instead of waiting out a
     command timeout, and Job waits end ``failed``; ``watch`` reconnects with backoff (a
     closed ``WatcheRobot`` cannot be reopened: a new session replaces it) and brings the
-    robot back when the device answers again.
+    robot back when the device answers again. The link's state is its machine's
+    (:mod:`agentcade.core.lifecycle.robot_link`): this class only feeds it what it noticed
+    (a loss, an answer, a reconnection, the close) and branches on the state.
 
     Speech is printed (``小懒：…``) to ``out``: this host has no TTS of its own.
 
@@ -349,11 +352,10 @@ class SdkRobot:
         self._out = out
         self._speaker = speaker
         self._limiter = trio.CapacityLimiter(1)
-        self._closed = False
+        self._link = RobotLink()
         self._reopen = reopen
         self._control = control
         self._inbox = inbox or _Inbox()
-        self._away: AwayReason | None = None
         self._away_since = 0.0
         self._trace: Trace = NULL_TRACE
         self._notice: Callable[[str], None] = lambda _line: None
@@ -427,7 +429,7 @@ class SdkRobot:
     @property
     def online(self) -> bool:
         """Whether directives can reach the robot now (not away, not closed)."""
-        return self._away is None and not self._closed
+        return self._link.state is LinkState.ONLINE
 
     @property
     def away_reason(self) -> str | None:
@@ -435,7 +437,13 @@ class SdkRobot:
 
         The output queue skips directives at once while this is set.
         """
-        return "closed" if self._closed else self._away
+        if self._closed():
+            return "closed"
+        return None if self._link.reason is None else self._link.reason.value
+
+    def _closed(self) -> bool:
+        # A call, not a property: the state changes across awaits (and in aclose).
+        return self._link.state is LinkState.CLOSED
 
     async def call(self, fn: Callable[[], T]) -> T:
         """Run one blocking SDK call in the serialized worker thread."""
@@ -508,10 +516,10 @@ class SdkRobot:
         two command timeouts (measured before: 10 s). Past the budget the closing threads
         are left to finish on their own.
         """
-        if self._closed:
+        if self._closed():
             return
-        away = self._away is not None
-        self._closed = True
+        away = self._link.state is not LinkState.ONLINE
+        self._link.handle(LinkEvent.CLOSE)
         robot = self._sdk
         with trio.CancelScope(shield=True, deadline=trio.current_time() + CLOSE_BUDGET):
             if away:
@@ -546,8 +554,8 @@ class SdkRobot:
             self._nursery = nursery
             task_status.started()
             while True:
-                item = await self._inbox.get(math.inf if self._away is None else poll)
-                if self._closed:
+                item = await self._inbox.get(math.inf if self.online else poll)
+                if self._closed():
                     return
                 if item is None:  # still away: look again, less often each time
                     poll = min(poll * 2, RECONNECT_BACKOFF[1])
@@ -561,20 +569,21 @@ class SdkRobot:
                     await self._reconnect()
                 elif kind == "device" and online is False:
                     self._lose("device_offline")
-                elif kind == "device" and self._away is not None:
+                elif kind == "device" and self._link.state is LinkState.AWAY:
                     await self._probe()  # refreshes the capabilities
                     self._back()
-                elif kind == "no_reply" and self._away is None:
+                elif kind == "no_reply" and self.online:
                     self._lose("no_reply")
                     await self._diagnose()
-                if self._away is None:
+                if self.online:
                     poll = RECONNECT_BACKOFF[0]
 
     def _lose(self, reason: AwayReason, *, quiet: bool = False) -> None:
-        if self._away == reason:
-            return
-        first = self._away is None
-        self._away = reason
+        loss = LinkEvent(reason)
+        if self._closed() or self._link.reason is loss:
+            return  # closed: a worker thread reporting late; same reason: already told
+        first = self.online
+        self._link.handle(loss)
         if first:
             self._away_since = trio.current_time()
         self._trace.record("robot_lost", robot=self.name, reason=reason)
@@ -582,9 +591,9 @@ class SdkRobot:
             self._notice(f"机器人暂时用不了：{_AWAY_TEXT[reason]}。动作先跳过，连上后自动恢复")
 
     def _back(self) -> None:
-        if self._away is None:
-            return
-        self._away = None
+        if self._link.state is not LinkState.AWAY:
+            return  # online already, or closed meanwhile
+        self._link.handle(LinkEvent.ANSWERED)
         ms = round((trio.current_time() - self._away_since) * 1000)
         self._trace.record(
             "robot_back",
@@ -596,9 +605,9 @@ class SdkRobot:
         self._notice(f"机器人回来了（离开了 {ms / 1000:.1f} 秒）")
 
     def _away_line(self) -> str:
-        if self._closed:
+        if self._closed():
             return "the robot connection is closed"
-        reason = self._away or "no_reply"
+        reason = self.away_reason or "no_reply"
         return f"the robot is away ({reason}): skipped at once"
 
     async def _ask(self) -> DaemonStatus | None:
@@ -646,26 +655,31 @@ class SdkRobot:
 
     async def _reconnect(self) -> None:
         """Open a new session, with backoff, until one opens (or forever: cancel it)."""
-        if self._reopen is None:
+        if self._reopen is None or self._closed():
             return  # a WatcheRobot we were given: stay away
         reopen = self._reopen
         delay = RECONNECT_BACKOFF[0]
+        self._link.handle(LinkEvent.RECONNECT)
 
         def attempt() -> WatcheRobot:
             robot = reopen()
-            if self._closed:  # closed while this thread was abandoned: do not leak it
+            if self._closed():  # closed while this thread was abandoned: do not leak it
                 robot.close()
             return robot
 
-        while not self._closed:
+        while not self._closed():
             try:
                 robot = await trio.to_thread.run_sync(attempt, abandon_on_cancel=True)
             except (TimeoutError, OSError, WatcheRobotError, WebSocketException):
                 await trio.sleep(delay)
                 delay = min(delay * 2, RECONNECT_BACKOFF[1])
                 continue
+            if self._closed():  # closed while the thread returned: do not leak it
+                await self._close_quietly(robot)
+                return
             self._sdk = robot
             self.reconnects += 1
+            self._link.handle(LinkEvent.OPENED)
             break
         else:
             return

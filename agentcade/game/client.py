@@ -30,8 +30,9 @@ ReplyStream = AsyncIterator[tuple[GameReply, bool]]
 
 
 def is_url(location: str) -> bool:
-    """Whether a game location (a command-line argument, ``GameInfo.location``) is the
-    address of a remote game rather than a folder or a built-in id."""
+    """Whether ``location`` is an http(s) address: a game location (a command-line
+    argument, ``GameInfo.location``) that is a remote game rather than a folder or a
+    built-in id, or a web link (a game's homepage). The one home of this test."""
     return location.startswith(("http://", "https://"))
 
 

@@ -25,6 +25,11 @@ fail that one session instead (a final ``ended`` reply).
 Input: a line longer than ``MAX_INPUT`` characters is cut to it before the game sees it
 (nobody says 20,000 characters in one breath; judging them would cost seconds of CPU).
 
+Lifecycle: each session is driven by its machine
+(``agentcade.core.lifecycle.game_session``): a round that holds the lock is ``BEGIN`` ..
+``FINISH``, an arriving ``end`` is ``END``, and ``_close`` is ``CLOSE``. The machine's state
+is the only record of whether a session is busy, ending or closed.
+
 Shutdown (``shut_down``): every request in flight gets its final reply (``SHUTTING_DOWN``,
 session ``ended``) before the server closes its connections; new requests get the same.
 """
@@ -39,6 +44,7 @@ from typing import Literal
 import trio
 
 from agentcade.core.errors import GameCodeError
+from agentcade.core.lifecycle.game_session import GameSession, SessionEvent, SessionState
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.speech import MAX_INPUT, clip_input
 from agentcade.core.trace import NULL_TRACE, Trace
@@ -65,7 +71,11 @@ class _Session:
     last_used: float
     lock: trio.Lock = field(default_factory=trio.Lock)
     scopes: set[trio.CancelScope] = field(default_factory=set)
-    closed: bool = False
+    life: GameSession = field(default_factory=GameSession)
+
+    @property
+    def closed(self) -> bool:
+        return self.life.state is SessionState.CLOSED
 
 
 class GameHost:
@@ -152,6 +162,7 @@ class GameHost:
                 return
             session = found
             if game_input.kind == "end":
+                session.life.handle(SessionEvent.END)
                 for scope in list(session.scopes):
                     scope.cancel()
 
@@ -175,6 +186,7 @@ class GameHost:
                         await final(NO_SESSION, "ended")
                         return
                     session.last_used = trio.current_time()
+                    session.life.handle(SessionEvent.BEGIN)
                     try:
                         await session.agent.handle(game_input, guarded)
                     except (GameCodeError, SystemExit, KeyboardInterrupt) as exc:
@@ -191,6 +203,8 @@ class GameHost:
                             ended = game_input.kind != "message"
                             await final(FALLBACK_LINES[game_input.kind], "ended" if ended else "active")
                             sent_final = True
+                    finally:
+                        session.life.handle(SessionEvent.FINISH)
         finally:
             session.scopes.discard(scope)
             if ended or game_input.kind == "end":
@@ -218,7 +232,9 @@ class GameHost:
         idle = [
             s
             for s in self._sessions.values()
-            if not s.scopes and not s.lock.locked() and now - s.last_used >= self.idle_timeout
+            if s.life.state is SessionState.IDLE
+            and not s.scopes
+            and now - s.last_used >= self.idle_timeout
         ]
         for session in idle:
             self.trace.record("session_idle", context_id=session.context_id)
@@ -254,7 +270,7 @@ class GameHost:
     async def _close(self, session: _Session) -> None:
         if session.closed:
             return
-        session.closed = True
+        session.life.handle(SessionEvent.CLOSE)
         for scope in list(session.scopes):
             scope.cancel()
         self.trace.record("session_close", context_id=session.context_id)

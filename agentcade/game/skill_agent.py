@@ -177,9 +177,8 @@ class SkillAgent:
     async def close(self) -> None:
         """Called once when the session is over; release what the game opened."""
         model, self.model = self.model, None
-        aclose = getattr(model, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        if model is not None:
+            await model.aclose()
 
     # -- the runtime -----------------------------------------------------------------
 

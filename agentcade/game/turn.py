@@ -28,22 +28,9 @@ from __future__ import annotations
 from typing import Literal
 
 from agentcade.core.protocol import CURRENT, MAX_TEXT, Directive, GameReply, ReplySink
-from agentcade.core.speech import SENTENCE_ENDS, as_sentence, clip_text
+from agentcade.core.speech import as_sentence, clip_text, split_sentences
 
 __all__ = ["ReplySink", "Turn", "clip_text", "split_sentences"]
-
-
-def split_sentences(text: str) -> list[str]:
-    """``text`` cut after each sentence end (the ends stay with their sentence)."""
-    parts: list[str] = []
-    start = 0
-    for i, ch in enumerate(text):
-        if ch in SENTENCE_ENDS and (i + 1 == len(text) or text[i + 1] not in SENTENCE_ENDS):
-            parts.append(text[start : i + 1])
-            start = i + 1
-    if text[start:].strip():
-        parts.append(text[start:])
-    return [p for p in parts if p.strip()]
 
 
 LONG_REQUIRED = 8

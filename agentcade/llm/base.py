@@ -54,6 +54,14 @@ class ChatModel(Protocol):
         """
         ...
 
+    async def aclose(self) -> None:
+        """Release what the model holds (its HTTP client); once, when it is no longer used.
+
+        Every model has it (a model with nothing to release just returns), so callers
+        close any model the same way.
+        """
+        ...
+
 
 
 @runtime_checkable
@@ -78,6 +86,10 @@ class StreamingChatModel(Protocol):
         The returned reply holds the whole text too. Raises ``ModelError``; cancellation
         propagates.
         """
+        ...
+
+    async def aclose(self) -> None:
+        """As ``ChatModel.aclose``."""
         ...
 
 

@@ -73,6 +73,10 @@ class OfflineModel:
         await trio.lowlevel.checkpoint()
         return self.decide(messages, tools)
 
+    async def aclose(self) -> None:
+        """Nothing to release."""
+        await trio.lowlevel.checkpoint()
+
     def decide(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ModelReply:
         """The pure decision: same messages and tools, same reply."""
         last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)

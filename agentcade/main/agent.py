@@ -61,7 +61,9 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core import guard
+from agentcade.core.ending import is_end_request
 from agentcade.core.errors import GameRemoteError, RemoteErrorKind
+from agentcade.core.judge import normalize
 from agentcade.core.lifecycle.current_game import CurrentEvent, CurrentGame, CurrentState
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.settings import Budgets
@@ -752,7 +754,6 @@ def _assistant_call(call: ToolCall) -> dict[str, Any]:
     }
 
 
-END_WORDS = ("结束游戏", "不玩了", "退出游戏", "停止游戏", "结束这一局", "别玩了", "不想玩了", "游戏结束")
 PLAY_WORDS = ("玩", "来一局", "开始", "换成", "换个", "想要")
 LIST_WORDS = ("有什么游戏", "有哪些游戏", "玩什么", "会玩什么", "什么游戏")
 
@@ -781,7 +782,7 @@ class OfflineMainModel:
             return ModelReply(text=f"我会玩{names}。想玩哪个？", tool_calls=())
         text = str(last.get("content") or "")
         playing = "当前游戏：没有" not in str(messages[0].get("content", ""))
-        if playing and any(w in text for w in END_WORDS):
+        if playing and is_end_request(normalize(text)):
             return self._call("end_game", {})
         client = self.registry.find(text)
         if client is not None and (not playing or any(w in text for w in PLAY_WORDS)):

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agentcade.core.ending import is_end_request
 from agentcade.core.judge import is_match, normalize
 from agentcade.core.skill import Declaration
 
@@ -71,15 +72,6 @@ _PADDING = re.compile(
 )
 _PADDING_AFTER = re.compile(r"^(?:游戏)?(?:吧|呀|啊|呗|好了|了|哦|嘛|好不好|行不行|可以吗|好吗)*$")
 
-_END_PHRASES = (
-    "结束游戏", "游戏结束", "退出游戏", "停止游戏", "关闭游戏", "关掉游戏", "不玩了", "不想玩了",
-    "别玩了", "不要玩了", "玩够了", "不玩啦", "不想玩啦", "不完了", "不想完了", "不玩儿了",
-    "结束这局", "结束这一局", "结束本局", "结束吧", "退出吧", "到此为止", "就玩到这", "先玩到这",
-    "不玩这个了", "不想玩这个了", "这个不好玩", "我要退出", "停止吧", "别玩啦",
-)  # fmt: skip
-_END_LINES = ("结束", "退出", "停止", "停", "不玩", "不玩儿", "结束了", "退出了", "停下", "算了不玩了")
-_END_TOLERANT = ("结束游戏", "退出游戏", "停止游戏")
-
 _CHANGE = re.compile(
     r"(?:换|改)(?:一个|一下|个|成|到)?(?:别的|其他|其它|另外一个|另一个|新的)?游戏"
     r"|(?:玩|来)(?:一个|个|点|一点|些)?(?:别的|其他|其它|另外一个|另一个)"
@@ -115,7 +107,7 @@ def _in_game(said: str, mentions: list[_Mention], current: str) -> Route:
             continue
         if _cued(before) or (_whole(before, after) and (m.exact or m.end - m.start >= 3)):
             return Route("start", m.game_id, why="another game named with a play cue")
-    if _is_end(said) or any(m.game_id == current and _NOT_PLAYING.search(said[: m.start]) for m in mentions):
+    if is_end_request(said) or any(m.game_id == current and _NOT_PLAYING.search(said[: m.start]) for m in mentions):
         return Route("end", current, why="end phrase")
     if _CHANGE.search(said):
         return Route("change", current, why="asks for another game")
@@ -135,7 +127,7 @@ def _outside(said: str, mentions: list[_Mention]) -> Route:
         return Route("start", mentions[0].game_id, why="a game named")
     if mentions:
         return Route("model", why="a question about a game")
-    if _is_end(said):
+    if is_end_request(said):
         return Route("no_game", why="end phrase with no game running")
     if _LIST.search(said) or _PLAY_SOMETHING.match(said) or _CHANGE.search(said) or said.endswith("玩个游戏吧"):
         return Route("list", why="asks what games there are")
@@ -153,17 +145,6 @@ def _negated(before: str) -> bool:
 
 def _whole(before: str, after: str) -> bool:
     return bool(_PADDING.match(before)) and bool(_PADDING_AFTER.match(after))
-
-
-def _is_end(said: str) -> bool:
-    if said in _END_LINES or any(p in said for p in _END_PHRASES):
-        return True
-    return any(_window_match(said, p) for p in _END_TOLERANT)
-
-
-def _window_match(said: str, phrase: str) -> bool:
-    n = len(phrase)
-    return any(is_match(said[i : i + n], phrase) for i in range(len(said) - n + 1))
 
 
 def _mentions(said: str, games: Sequence[Declaration]) -> list[_Mention]:

@@ -883,7 +883,7 @@ class SimDevice:
         """
         try:
             from PIL import Image, ImageDraw
-        except ImportError as exc:  # pragma: no cover - Pillow is a test dependency
+        except ImportError as exc:  # pragma: no cover - a game binary leaves Pillow out
             raise RuntimeError("render_png needs Pillow (pip install pillow)") from exc
         image = Image.new("RGB", (size, size), "black")
         draw = ImageDraw.Draw(image)

@@ -1,7 +1,8 @@
 """Text to spoken sentences: the unit TTS synthesises and the robot plays (pure).
 
 A reply is said sentence by sentence so the first sound comes after one sentence's
-synthesis, not the whole reply's. Sentences end at ``SENTENCE_ENDS`` or a line break;
+synthesis, not the whole reply's. Sentences end where ``agentcade.core.speech``'s one
+rule ends them (``split_sentences``), and at a line break;
 a piece with nothing speakable (only punctuation) joins its neighbour; a very long
 sentence is cut at a comma so one clip never takes long to synthesise.
 """
@@ -10,26 +11,20 @@ from __future__ import annotations
 
 import re
 
-from agentcade.core.speech import SENTENCE_ENDS
+from agentcade.core.speech import split_sentences as _core_sentences
 
 __all__ = ["MAX_SENTENCE", "split_sentences"]
 
 MAX_SENTENCE = 80
 """Characters; a longer sentence is cut after a comma (or hard) near this length."""
 
-_END = re.compile(f"[{re.escape(SENTENCE_ENDS)}]+[”\"'）)」]*|\\n+")
 _SPEAKABLE = re.compile(r"\w")
 _COMMAS = "，,、：:"
 
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text``, in order, stripped; none for empty text."""
-    pieces: list[str] = []
-    start = 0
-    for match in _END.finditer(text):
-        pieces.append(text[start:match.end()])
-        start = match.end()
-    pieces.append(text[start:])
+    pieces = [piece for line in text.splitlines() for piece in _core_sentences(line)]
     out: list[str] = []
     for piece in (p.strip() for p in pieces):
         if not piece:

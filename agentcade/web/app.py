@@ -1,6 +1,7 @@
 """What the pages do: each route as a method from a parsed request to a ``Response``.
 
-No sockets here (``server.py`` moves the bytes). The actions are the real ones: saving
+It serves no connection (``server.py`` owns the listening socket and moves the bytes),
+but its actions are the real ones and make real outbound calls: saving
 writes the user's ``.env`` with ``agentcade.core.settings.write_dotenv``; installing fetches the
 game's card with the A2A client, opens the game in the running registry and adds it to
 ``games.json``; the model test sends one real request through the ``openai`` client.
@@ -44,6 +45,7 @@ from agentcade.core.settings import (
 )
 from agentcade.core.skill import Skill, SkillError
 from agentcade.core.tls import client_context
+from agentcade.game.client import is_url
 from agentcade.game.loader import GameLoadError, builtin_games_dir, load_game
 from agentcade.llm import ModelError, make_model
 from agentcade.main.registry import GameRegistry
@@ -173,11 +175,11 @@ class PagesApp:
         folders: dict[str, Path] = {}
         for info in self.registry.games:
             path = Path(info.location)
-            if not info.location.startswith(("http://", "https://")) and path.is_dir():
+            if not is_url(info.location) and path.is_dir():
                 folders.setdefault(str(path.resolve()), path)
         for target in self.registry.failed:
             path = Path(target)
-            if not target.startswith(("http://", "https://")) and path.is_dir():
+            if not is_url(target) and path.is_dir():
                 folders.setdefault(str(path.resolve()), path)
         return list(folders.values())
 
@@ -340,7 +342,7 @@ class PagesApp:
         """Open the local games that failed (their settings may be complete now)."""
         started = []
         for target in list(self.registry.failed):
-            if target.startswith(("http://", "https://")):
+            if is_url(target):
                 continue
             try:
                 with trio.fail_after(30):
@@ -376,10 +378,8 @@ class PagesApp:
         except ModelError as exc:
             return {"ok": False, "message": f"没能用上大模型：{exc}"}
         finally:
-            aclose = getattr(model, "aclose", None)
-            if aclose is not None:
-                with trio.CancelScope(shield=True):
-                    await aclose()
+            with trio.CancelScope(shield=True):
+                await model.aclose()
         ms = math.ceil((time.monotonic() - started) * 1000)
         text = reply.text.strip()[:60] or "（空的回答）"
         return {"ok": True, "message": f"连上了：{settings.model} 用 {ms} 毫秒回答了“{text}”"}
@@ -390,7 +390,7 @@ class PagesApp:
         remote = set(self._remote_urls())
         out = []
         for info in self.registry.games:
-            is_remote = info.location.startswith(("http://", "https://"))
+            is_remote = is_url(info.location)
             client = self.registry.get(info.id)
             card = getattr(client, "card", None)
             author = getattr(card, "author", None)

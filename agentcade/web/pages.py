@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
 
+from agentcade.game.client import is_url
 from agentcade.web.forms import FormField, Section
 
 __all__ = [
@@ -247,7 +248,7 @@ def _game_row(game: InstalledGame) -> str:
     cap_list = "".join(f"<li>{escape(c)}</li>" for c in caps) or "<li>不需要控制机器人</li>"
     homepage = (
         f'<a href="{escape(game.homepage)}" target="_blank" rel="noopener noreferrer">主页</a>'
-        if game.homepage and game.homepage.startswith(("https://", "http://"))
+        if game.homepage and is_url(game.homepage)
         else ""
     )
     author = f"作者：{escape(game.author)}" if game.author else ""

@@ -65,10 +65,8 @@ async def open_local_game(
             finally:
                 nursery.cancel_scope.cancel()
     finally:
-        aclose = getattr(keeper, "aclose", None)
-        if aclose is not None:
-            with trio.CancelScope(shield=True):
-                await aclose()
+        with trio.CancelScope(shield=True):
+            await keeper.aclose()
 
 
 class _FreshSettings:

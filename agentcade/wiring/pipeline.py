@@ -82,9 +82,7 @@ async def open_pipeline(
                 with trio.CancelScope(shield=True), trio.move_on_after(outer):
                     await agent.shutdown()
                     for used in {id(chat_model): chat_model, id(agent.model): agent.model}.values():
-                        close = getattr(used, "aclose", None)
-                        if close is not None:
-                            await close()
+                        await used.aclose()
                 nursery.cancel_scope.cancel()
 
 
@@ -104,8 +102,6 @@ def follow_model_settings(
         agent.model, offline = main_model(registry, trace)
         if offline:
             print(offline_notice(), file=sys.stderr, flush=True)
-        close = getattr(old, "aclose", None)
-        if close is not None:
-            await close()
+        await old.aclose()
 
     return saved

@@ -145,10 +145,9 @@ class GameAgent(SkillAgent):
 
     async def close(self) -> None:
         model, self.judge_model = self.judge_model, None
-        aclose = getattr(model, "aclose", None)
         try:
-            if aclose is not None:
-                await aclose()
+            if model is not None:
+                await model.aclose()
         finally:
             await super().close()
 

@@ -1,0 +1,40 @@
+"""What a family says to end the game: one list of end words, one rule (pure).
+
+The router (``agentcade.main.router``) ends the current game on it, and the offline main
+model (``agentcade.main.agent.OfflineMainModel``) calls ``end_game`` on it, so the two
+can never disagree about what "不玩了" means. A line ends the game when it holds an end
+phrase, is nothing but a short end word ("停", "结束了"), or holds a phrase that sounds
+like "结束游戏" (speech recognition: "接术游戏").
+"""
+
+from __future__ import annotations
+
+from agentcade.core.judge import is_match
+
+__all__ = ["END_LINES", "END_PHRASES", "END_TOLERANT", "is_end_request"]
+
+END_PHRASES = (
+    "结束游戏", "游戏结束", "退出游戏", "停止游戏", "关闭游戏", "关掉游戏", "不玩了", "不想玩了",
+    "别玩了", "不要玩了", "玩够了", "不玩啦", "不想玩啦", "不完了", "不想完了", "不玩儿了",
+    "结束这局", "结束这一局", "结束本局", "结束吧", "退出吧", "到此为止", "就玩到这", "先玩到这",
+    "不玩这个了", "不想玩这个了", "这个不好玩", "我要退出", "停止吧", "别玩啦",
+)  # fmt: skip
+"""Anywhere in the line, they end the game."""
+
+END_LINES = ("结束", "退出", "停止", "停", "不玩", "不玩儿", "结束了", "退出了", "停下", "算了不玩了")
+"""As the whole line, they end the game (inside a longer one they may mean something else)."""
+
+END_TOLERANT = ("结束游戏", "退出游戏", "停止游戏")
+"""Heard with recognition errors too (``is_match`` over every window of the line)."""
+
+
+def is_end_request(said: str) -> bool:
+    """Whether the line asks to end the game; ``said`` is its normal form (``normalize``)."""
+    if said in END_LINES or any(p in said for p in END_PHRASES):
+        return True
+    return any(_window_match(said, p) for p in END_TOLERANT)
+
+
+def _window_match(said: str, phrase: str) -> bool:
+    n = len(phrase)
+    return any(is_match(said[i : i + n], phrase) for i in range(len(said) - n + 1))

@@ -651,7 +651,7 @@ class A2AServer:
     ) -> None:
         interval = self.limits.ping_interval
         while True:
-            with trio.move_on_after(interval) as quiet:
+            with trio.CancelScope(deadline=trio.current_time() + interval) as quiet:
                 try:
                     event = await receive.receive()
                 except trio.EndOfChannel:

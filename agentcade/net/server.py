@@ -82,11 +82,6 @@ class Request:
         target = head.target.decode("latin-1")
         self.path, _, self.query = target.partition("?")
 
-    @property
-    def headers(self) -> list[tuple[bytes, bytes]]:
-        """Lower-cased names, raw values, in the order sent."""
-        return list(self.head.headers)
-
     def header(self, name: bytes) -> str | None:
         """The first value of header ``name`` (lower case), or None."""
         for key, value in self.head.headers:
@@ -125,7 +120,7 @@ class Exchange:
 
     async def _send(self, *events: Any) -> None:
         # ``trio.fail_after`` without its generator-based context manager: this runs for
-        # every write (a third of a streamed request's scheduling cost was such wrappers).
+        # every write, and the wrapper cost more than the cancel scope it wraps.
         scope = trio.CancelScope(deadline=trio.current_time() + self.limits.write_timeout)
         with scope:
             await self.conn.send_many(events)
@@ -318,6 +313,7 @@ class HttpServer:
                 if conn.buffered == 0 and not conn.eof:
                     return  # idle keep-alive connection: close quietly
             try:
+                # Only the request itself is timed: its answer (a stream, a WebSocket) is not.
                 with trio.fail_after(limits.request_timeout):
                     head = await conn.next_event()
                     if isinstance(head, h11.ConnectionClosed):
@@ -328,10 +324,8 @@ class HttpServer:
                         # single read can be bigger.
                         await self._error(exchange, 431, "request header too large")
                         return
-                    if self.reads_body is not None and not self.reads_body(head):
-                        await self._call(exchange, Request(head, b""))
-                        return  # the handler took the connection over
-                    body = await conn.read_body(head, limits.max_body)
+                    taken_over = self.reads_body is not None and not self.reads_body(head)
+                    body = b"" if taken_over else await conn.read_body(head, limits.max_body)
             except trio.TooSlowError:
                 await self._error(exchange, 408, "request timeout")
                 return
@@ -346,6 +340,8 @@ class HttpServer:
                 await self._drain(conn)
                 return
             await self._call(exchange, Request(head, body))
+            if taken_over:
+                return  # the handler had the connection (a WebSocket), for as long as it lasts
             if h.our_state is not h11.DONE or h.their_state is not h11.DONE:
                 return
             h.start_next_cycle()
@@ -376,19 +372,3 @@ class HttpServer:
                 data = await conn.stream.receive_some(64 * 1024)
                 if not data:
                     break
-
-
-async def serve_http(
-    server: HttpServer,
-    listeners: list[trio.SocketListener],
-    *,
-    handler_nursery: trio.Nursery | None = None,
-    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Accept on ``listeners`` until cancelled (``trio.serve_listeners``)."""
-    await trio.serve_listeners(
-        server.handle_connection,
-        listeners,
-        handler_nursery=handler_nursery,
-        task_status=task_status,
-    )

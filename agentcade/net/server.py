@@ -12,11 +12,13 @@ buffer):
    is read, or while a chunked body arrives); a malformed request is h11's status (400);
 3. hand the ``Request`` to the route handler, which answers through the ``Exchange``:
    a whole body (``respond``), a stream (``start_stream``/``send_data``/``end_stream``,
-   for SSE), or the raw connection (``take_over``, for a WebSocket upgrade);
+   for SSE), or the raw connection (``take_over``, for a WebSocket upgrade). The answer
+   is not timed as a whole (a stream or a socket lasts as long as it lasts); each write
+   is;
 4. start the next cycle if both sides finished cleanly, else close.
 
 The loop answers malformed requests itself, in one shape for every server built on it
-(``error_response``): ``{"error": "<what was wrong>"}`` as JSON, ``Connection: close``,
+(``error_body``): ``{"error": "<what was wrong>"}`` as JSON, ``Connection: close``,
 plus the server's own headers. A handler that raises is the request boundary: logged, a
 500 in the same shape if nothing was sent yet, and the connection closed; other
 connections never notice.
@@ -267,8 +269,9 @@ class HttpServer:
         headers: sent with every response, the loop's own errors included (``Server``,
             the pages' security headers).
         name: for the log ("A2A", "pages", ...).
-        reads_body: when it returns False for a request's head, the body is not read and
-            the handler takes the connection over (a WebSocket upgrade); None: always read.
+        takes_over: when it returns True for a request's head, the body is not read and
+            the handler takes the connection over (a WebSocket upgrade); the loop then
+            ends with the handler.
     """
 
     def __init__(
@@ -278,13 +281,13 @@ class HttpServer:
         limits: HttpLimits | None = None,
         headers: Headers = (),
         name: str = "HTTP",
-        reads_body: Callable[[h11.Request], bool] | None = None,
+        takes_over: Callable[[h11.Request], bool] | None = None,
     ) -> None:
         self.handler = handler
         self.limits = limits or HttpLimits()
         self.headers = tuple(headers)
         self.name = name
-        self.reads_body = reads_body
+        self.takes_over = takes_over
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
         """Serve requests on ``stream`` until the peer leaves or a limit trips.
@@ -324,7 +327,7 @@ class HttpServer:
                         # single read can be bigger.
                         await self._error(exchange, 431, "request header too large")
                         return
-                    taken_over = self.reads_body is not None and not self.reads_body(head)
+                    taken_over = self.takes_over is not None and self.takes_over(head)
                     body = b"" if taken_over else await conn.read_body(head, limits.max_body)
             except trio.TooSlowError:
                 await self._error(exchange, 408, "request timeout")

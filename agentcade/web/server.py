@@ -99,7 +99,7 @@ class PagesServer:
                 _SERVER,
             ],
             name="pages",
-            reads_body=lambda head: not _is_upgrade(head),
+            takes_over=_is_upgrade,
         )
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:

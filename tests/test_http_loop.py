@@ -7,8 +7,7 @@ three: the loop (``agentcade.net.server``) refuses it before any route is reache
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 import trio
@@ -17,29 +16,21 @@ import trio.testing
 from agentcade.a2a.server import A2AServer
 from agentcade.core.trace import Trace
 from agentcade.testing import SimDevice
-from agentcade.web import serve_pages
-from agentcade.wiring.registry import open_registry
+from agentcade.web import Pages
 from tests.a2a_peers import EchoHandler, echo_card
+from tests.test_web_server import pages  # noqa: F401  (the pages, served on 127.0.0.1:0)
 
 Connect = Callable[[trio.abc.Stream], object]
 
 
 @pytest.fixture
-async def servers(tmp_path: Path) -> AsyncIterator[dict[str, Connect]]:
+def servers(pages: tuple[Pages, Trace]) -> dict[str, Connect]:  # noqa: F811
     """Each server's per-connection entry point, fed in-memory streams."""
-    empty = tmp_path / "builtin"
-    empty.mkdir()
-    trace = Trace()
-    environ = {"AGENTCADE_HOME": str(tmp_path / "home")}
-    async with (
-        open_registry(builtin_dir=empty, remote=[], trace=trace) as registry,
-        serve_pages(registry=registry, trace=trace, port=0, environ=environ) as pages,
-    ):
-        yield {
-            "a2a": A2AServer(EchoHandler(), echo_card(1)).handle_connection,
-            "pages": pages.server.handle_connection,
-            "daemon": SimDevice().control.handle_connection,
-        }
+    return {
+        "a2a": A2AServer(EchoHandler(), echo_card(1)).handle_connection,
+        "pages": pages[0].server.handle_connection,
+        "daemon": SimDevice().control.handle_connection,
+    }
 
 
 async def exchange(connect: Connect, data: bytes, *, eof: bool = False) -> bytes:

@@ -98,19 +98,10 @@ keeps a stale one, and the ETag makes the re-check cheap."""
 
 
 @dataclass(frozen=True, slots=True)
-class ServerLimits:
-    """Protocol policy knobs (the tests shrink the timeouts)."""
+class ServerLimits(HttpLimits):
+    """Protocol policy knobs (the tests shrink the timeouts): the HTTP loop's (its
+    defaults: a GameInput is a few KiB, a 10 MiB body is generous) and the A2A ones."""
 
-    max_body: int = 10 * 1024 * 1024
-    """Largest request body. A GameInput is at most a few KiB; 10 MiB is generous."""
-    max_header: int = 16 * 1024
-    """Largest request head (h11's default; nginx uses 8 KiB, node 16 KiB)."""
-    request_timeout: float = 30.0
-    """From the first byte of a request to its last (slowloris guard)."""
-    idle_timeout: float = 75.0
-    """Keep-alive: how long an idle connection waits for its next request (nginx: 75 s)."""
-    write_timeout: float = 30.0
-    """How long one write may block on a client that stopped reading."""
     ping_interval: float = 15.0
     """SSE comment interval while a turn is quiet (sse-starlette's default)."""
     finished_tasks: int = 64
@@ -272,18 +263,8 @@ class A2AServer:
         self.limits = limits or ServerLimits()
         self.tasks = TaskStore(self.limits.finished_tasks)
         self.set_card(card)
-        limits = self.limits
         self._http = HttpServer(
-            self._respond,
-            limits=HttpLimits(
-                max_body=limits.max_body,
-                max_header=limits.max_header,
-                request_timeout=limits.request_timeout,
-                idle_timeout=limits.idle_timeout,
-                write_timeout=limits.write_timeout,
-            ),
-            headers=[_SERVER_HEADER],
-            name="A2A",
+            self._respond, limits=self.limits, headers=[_SERVER_HEADER], name="A2A"
         )
 
     task_nursery: trio.Nursery | None = None

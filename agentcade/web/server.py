@@ -46,10 +46,11 @@ class PagesError(InputError):
 
 
 @dataclass(frozen=True, slots=True)
-class PagesLimits:
+class PagesLimits(HttpLimits):
+    """The HTTP loop's limits, tighter for a page on this computer, and the live view's."""
+
     max_body: int = 64 * 1024
     """A settings form or an address is a few KiB at most."""
-    max_header: int = 16 * 1024
     request_timeout: float = 20.0
     idle_timeout: float = 30.0
     write_timeout: float = 20.0
@@ -80,16 +81,9 @@ class PagesServer:
             f"connect-src 'self' ws://127.0.0.1:{port} ws://localhost:{port}; "
             "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
         ).encode()
-        limits = self.limits
         self._http = HttpServer(
             self._route,
-            limits=HttpLimits(
-                max_body=limits.max_body,
-                max_header=limits.max_header,
-                request_timeout=limits.request_timeout,
-                idle_timeout=limits.idle_timeout,
-                write_timeout=limits.write_timeout,
-            ),
+            limits=self.limits,
             headers=[
                 (b"cache-control", b"no-store"),
                 (b"x-content-type-options", b"nosniff"),

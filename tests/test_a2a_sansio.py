@@ -6,10 +6,12 @@ import json
 
 import pytest
 from a2a.types.a2a_pb2 import StreamResponse
+from a2a.utils.errors import InvalidParamsError
+from a2a.utils.proto_utils import validate_proto_required_fields
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from agentcade.a2a import wire
-from agentcade.a2a.jsonrpc import RpcError, check_version, parse_call
+from agentcade.a2a.jsonrpc import RpcError, check_version, parse_call, required_fields_present
 from agentcade.a2a.sse import SSEDecoder, SSEEvent, encode_data, encode_ping
 from agentcade.core.protocol import Directive, GameInput, GameReply, ProtocolError
 
@@ -106,6 +108,41 @@ def test_version_checked_after_params_parse_but_before_validation() -> None:
     assert _err(bad_params, None)[0] == -32602
     missing = b'{"jsonrpc":"2.0","method":"GetTask","id":"a","params":{}}'
     assert _err(missing, None)[0] == -32009
+
+
+REQUIRED_CASES = [
+    ("SendMessage", SEND),
+    ("SendMessage", {}),
+    ("SendMessage", {"message": {}}),
+    ("SendMessage", {"message": {"messageId": "m", "role": "ROLE_USER"}}),
+    ("SendMessage", {"message": {"role": "ROLE_USER", "parts": [{"text": "x"}]}}),
+    ("SendMessage", {"message": {"messageId": "m", "parts": [{"text": "x"}]}}),
+    ("SendMessage", {"message": {**SEND["message"], "parts": [{"text": "x"}, {}]}}),
+    ("SendMessage", {**SEND, "configuration": {"acceptedOutputModes": ["text/plain"]}}),
+    ("SendMessage", {**SEND, "metadata": {"a": {"b": 1}}}),
+    ("SendStreamingMessage", {"message": {**SEND["message"], "metadata": {"k": "v"}}}),
+    ("GetTask", {}),
+    ("GetTask", {"id": "t"}),
+    ("CancelTask", {"id": ""}),
+    ("ListTasks", {}),
+    ("SubscribeToTask", {"id": "t"}),
+]
+
+
+@pytest.mark.parametrize(("method", "params"), REQUIRED_CASES)
+def test_the_cached_required_field_check_agrees_with_the_sdks_walk(
+    method: str, params: dict[str, object]
+) -> None:
+    call = parse_call(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    )
+    assert call.params is not None
+    try:
+        validate_proto_required_fields(call.params)
+        sdk_passes = True
+    except InvalidParamsError:
+        sdk_passes = False
+    assert required_fields_present(call.params) == sdk_passes
 
 
 # ------------------------------------------------------------------ SSE

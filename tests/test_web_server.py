@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from trio_websocket import HandshakeError, open_websocket_url
+import trio.testing
+from trio_websocket import HandshakeError, open_websocket_url, wrap_client_stream
 
 from agentcade.a2a.server import serve_a2a
 from agentcade.core.settings import read_dotenv
@@ -251,6 +252,27 @@ async def test_a_new_record_reaches_the_live_socket(pages: tuple[Pages, Trace]) 
     async with httpx.AsyncClient() as http:
         snapshot = (await http.get(running.url + "api/live")).json()
     assert snapshot["turns"][0]["id"] == "turn-1"
+
+
+async def test_the_live_socket_outlives_the_request_timeout(
+    pages: tuple[Pages, Trace], autojump_clock: trio.testing.MockClock
+) -> None:
+    """Only the upgrade request is timed; the socket then stays as long as the page."""
+    running, trace = pages
+    client, server = trio.testing.memory_stream_pair()
+    origin = f"http://127.0.0.1:{running.port}"
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(running.server.handle_connection, server)
+        ws = await wrap_client_stream(
+            nursery, client, f"127.0.0.1:{running.port}", "/live", extra_headers=[("Origin", origin)]
+        )
+        await trio.sleep(running.server.limits.request_timeout * 3)
+        with request_scope("turn-2"):
+            trace.record("user_input", text="还在吗")
+        message = json.loads(await ws.get_message())
+        assert message["text"] == "还在吗"
+        await ws.aclose()
+        nursery.cancel_scope.cancel()
 
 
 async def test_a_live_socket_from_another_origin_is_refused(pages: tuple[Pages, Trace]) -> None:

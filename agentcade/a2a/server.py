@@ -2,16 +2,12 @@
 
 Theory of operation
 -------------------
-One trio task per TCP connection (``A2AServer.handle_connection``) runs HTTP/1.1 request
-cycles with h11, one at a time (keep-alive, pipelining buffered by h11):
+HTTP/1.1 is the one server loop (``agentcade.net.server``: keep-alive, timeouts, head and
+body limits, the error answers to malformed requests); this module is its route handler:
 
-1. wait for the first byte of a request, at most ``idle_timeout`` (then close quietly);
-2. read head and body within ``request_timeout`` (408 otherwise); the head is limited by
-   h11's ``max_incomplete_event_size`` (431), the body by ``max_body`` (413, from
-   Content-Length before reading, or while reading a chunked body);
-3. route: ``GET /.well-known/agent-card.json`` or ``POST`` to the JSON-RPC path (the card
+1. route: ``GET /.well-known/agent-card.json`` or ``POST`` to the JSON-RPC path (the card
    URL's path, and ``/``);
-4. JSON-RPC errors are ``200 application/json`` bodies (``jsonrpc.py``), as the SDK does;
+2. JSON-RPC errors are ``200 application/json`` bodies (``jsonrpc.py``), as the SDK does;
    a body declared as something else than JSON is ``ContentTypeNotSupportedError``.
 
 The card carries an ETag, ``Last-Modified`` (when it last changed) and
@@ -28,8 +24,8 @@ replies pass through a zero-buffer channel to the writer, so a slow client slows
 instead of growing a queue; a client that stops reading for ``write_timeout`` is dropped.
 
 Errors never leave a connection task: the one ``except Exception`` per request turns a
-bug into a 500 (or a FAILED task) and the connection is closed; other connections are
-untouched.
+bug into a JSON-RPC InternalError (or a FAILED task) and the connection is closed; other
+connections are untouched.
 """
 
 from __future__ import annotations
@@ -46,7 +42,6 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-import h11
 import trio
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
@@ -83,7 +78,7 @@ from agentcade.a2a.sse import encode_data, encode_ping
 from agentcade.a2a.tasks import BadPageToken, TaskRecord, TaskStore
 from agentcade.core.protocol import GameInput, GameReply, ProtocolError
 from agentcade.core.trace import request_scope
-from agentcade.net._http import BodyTooLarge, H11Stream, PeerGone
+from agentcade.net.server import Exchange, HttpLimits, HttpServer, PeerGone, Request, error_body
 
 __all__ = ["CARD_PATH", "FAILED_TEXT", "A2AServer", "ServerLimits", "serve_a2a"]
 
@@ -94,6 +89,7 @@ FAILED_TEXT = "游戏出了点问题，这一句没能处理好。"
 """Speakable text of a FAILED task (the exception itself is logged, never sent)."""
 
 _SERVER_HEADER = (b"server", b"agentcade")
+_METHOD_NOT_ALLOWED = error_body("method not allowed")
 
 CARD_MAX_AGE = 300
 """Seconds a client may reuse the agent card without asking again (``Cache-Control``).
@@ -102,19 +98,10 @@ keeps a stale one, and the ETag makes the re-check cheap."""
 
 
 @dataclass(frozen=True, slots=True)
-class ServerLimits:
-    """Protocol policy knobs (the tests shrink the timeouts)."""
+class ServerLimits(HttpLimits):
+    """Protocol policy knobs (the tests shrink the timeouts): the HTTP loop's (its
+    defaults: a GameInput is a few KiB, a 10 MiB body is generous) and the A2A ones."""
 
-    max_body: int = 10 * 1024 * 1024
-    """Largest request body. A GameInput is at most a few KiB; 10 MiB is generous."""
-    max_header: int = 16 * 1024
-    """Largest request head (h11's default; nginx uses 8 KiB, node 16 KiB)."""
-    request_timeout: float = 30.0
-    """From the first byte of a request to its last (slowloris guard)."""
-    idle_timeout: float = 75.0
-    """Keep-alive: how long an idle connection waits for its next request (nginx: 75 s)."""
-    write_timeout: float = 30.0
-    """How long one write may block on a client that stopped reading."""
     ping_interval: float = 15.0
     """SSE comment interval while a turn is quiet (sse-starlette's default)."""
     finished_tasks: int = 64
@@ -171,18 +158,6 @@ def _not_modified_since(header: str, last_modified: dt.datetime) -> bool:
     if since.tzinfo is None:
         return False
     return last_modified.replace(microsecond=0) <= since
-
-
-def _head_size(request: h11.Request) -> int:
-    size = len(request.method) + len(request.target) + 12
-    return size + sum(len(k) + len(v) + 4 for k, v in request.headers)
-
-
-def _header(request: h11.Request, name: bytes) -> str | None:
-    for key, value in request.headers:
-        if key == name:
-            return value.decode("latin-1")
-    return None
 
 
 class _Run:
@@ -288,6 +263,9 @@ class A2AServer:
         self.limits = limits or ServerLimits()
         self.tasks = TaskStore(self.limits.finished_tasks)
         self.set_card(card)
+        self._http = HttpServer(
+            self._respond, limits=self.limits, headers=[_SERVER_HEADER], name="A2A"
+        )
 
     task_nursery: trio.Nursery | None = None
     """Where ``returnImmediately`` tasks run (set by ``serve_a2a``); without one such a task
@@ -310,143 +288,37 @@ class A2AServer:
     # ---------------------------------------------------------------- connection loop
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
-        """Serve HTTP/1.1 requests on ``stream`` until the peer leaves or a limit trips.
+        """Serve HTTP/1.1 requests on ``stream`` (the one loop, ``agentcade.net.server``).
 
         Never raises (except Cancelled); always closes ``stream``.
         """
-        conn = H11Stream(stream, h11.SERVER, max_incomplete_event_size=self.limits.max_header)
-        try:
-            await self._serve(conn)
-        except* (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, PeerGone):
-            pass  # the client went away or stopped reading
-        except* Exception:  # the connection boundary: log, drop this connection only
-            log.exception("A2A connection failed")
-        finally:
-            await conn.aclose()
+        await self._http.handle_connection(stream)
 
-    async def _serve(self, conn: H11Stream) -> None:
-        limits = self.limits
-        while True:
-            if conn.buffered == 0 and not conn.eof:
-                with trio.move_on_after(limits.idle_timeout):
-                    if not await conn.receive():
-                        return
-                if conn.buffered == 0 and not conn.eof:
-                    return  # idle keep-alive connection: close quietly
-            try:
-                with trio.fail_after(limits.request_timeout):
-                    request = await conn.next_event()
-                    if isinstance(request, h11.ConnectionClosed):
-                        return
-                    assert isinstance(request, h11.Request)
-                    if _head_size(request) > limits.max_header:
-                        # h11 only limits an *incomplete* head; one that arrives whole in a
-                        # single read can be bigger.
-                        await self._send_error_status(conn, 431, "request header too large")
-                        return
-                    body = await conn.read_body(request, self.limits.max_body)
-            except trio.TooSlowError:
-                await self._send_error_status(conn, 408, "request timeout")
-                return
-            except h11.RemoteProtocolError as exc:
-                status = exc.error_status_hint
-                if conn.eof and status == 400:
-                    return  # peer closed mid-request: nobody to answer
-                await self._send_error_status(conn, status, str(exc))
-                return
-            except BodyTooLarge:
-                await self._send_error_status(conn, 413, "request body too large")
-                await self._drain(conn)
-                return
-            await self._respond(conn, request, body)
-            if conn.conn.our_state is h11.MUST_CLOSE or conn.conn.their_state is not h11.DONE:
-                return
-            if conn.conn.our_state is not h11.DONE:
-                return
-            conn.conn.start_next_cycle()
-
-    async def _drain(self, conn: H11Stream) -> None:
-        # Closing with unread data makes the kernel send RST, which can destroy the error
-        # response in flight; read (and drop) a little first.
-        with trio.move_on_after(1):
-            for _ in range(64):
-                data = await conn.stream.receive_some(64 * 1024)
-                if not data:
-                    break
-
-    # ---------------------------------------------------------------- responses
-
-    async def _write(self, conn: H11Stream, event: Any) -> None:
-        with trio.fail_after(self.limits.write_timeout):
-            await conn.send(event)
-
-    async def _send_body(
-        self,
-        conn: H11Stream,
-        status: int,
-        body: bytes,
-        content_type: bytes = b"application/json",
-        extra: list[tuple[bytes, bytes]] | None = None,
-    ) -> None:
-        headers = [
-            (b"content-type", content_type),
-            (b"content-length", str(len(body)).encode()),
-            _SERVER_HEADER,
-            *(extra or []),
-        ]
-        if conn.conn.their_state is not h11.DONE:
-            headers.append((b"connection", b"close"))
-        await self._write(conn, h11.Response(status_code=status, headers=headers))
-        if body:
-            await self._write(conn, h11.Data(data=body))
-        await self._write(conn, h11.EndOfMessage())
-
-    async def _send_error_status(self, conn: H11Stream, status: int, reason: str) -> None:
-        if conn.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
-        body = json.dumps({"error": reason}).encode()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-            _SERVER_HEADER,
-        ]
-        try:
-            await self._write(conn, h11.Response(status_code=status, headers=headers))
-            await self._write(conn, h11.Data(data=body))
-            await self._write(conn, h11.EndOfMessage())
-        except (h11.LocalProtocolError, trio.TooSlowError):
-            pass
-
-    async def _respond(self, conn: H11Stream, request: h11.Request, body: bytes) -> None:
-        path = request.target.split(b"?", 1)[0].decode("latin-1")
+    async def _respond(self, http: Exchange, request: Request) -> None:
+        path = request.path
         method = request.method
         if path == CARD_PATH:
-            if method != b"GET":
-                await self._send_body(
-                    conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"GET")]
-                )
+            if method != "GET":
+                await http.respond(405, _METHOD_NOT_ALLOWED, headers=[(b"allow", b"GET")])
                 return
-            await self._send_card(conn, request)
+            await self._send_card(http, request)
             return
         if path in self._rpc_paths:
-            if method != b"POST":
-                await self._send_body(
-                    conn, 405, b'{"error":"method not allowed"}', extra=[(b"allow", b"POST")]
-                )
+            if method != "POST":
+                await http.respond(405, _METHOD_NOT_ALLOWED, headers=[(b"allow", b"POST")])
                 return
-            await self._rpc(conn, request, body)
+            await self._rpc(http, request)
             return
-        await self._send_body(conn, 404, b'{"error":"not found"}')
+        await http.respond(404, error_body("not found"))
 
-    async def _send_card(self, conn: H11Stream, request: h11.Request) -> None:
+    async def _send_card(self, http: Exchange, request: Request) -> None:
         validators = [
             (b"etag", self._card_etag.encode()),
             (b"last-modified", _http_date(self._card_modified).encode()),
             (b"cache-control", f"public, max-age={self.limits.card_max_age}".encode()),
         ]
-        if_none_match = _header(request, b"if-none-match")
-        if_modified_since = _header(request, b"if-modified-since")
+        if_none_match = request.header(b"if-none-match")
+        if_modified_since = request.header(b"if-modified-since")
         if if_none_match is not None:  # RFC 9110 §13.1.3: the ETag wins when both are sent
             fresh = _etag_hits(if_none_match, self._card_etag)
         else:
@@ -454,39 +326,36 @@ class A2AServer:
                 if_modified_since or "", self._card_modified
             )
         if fresh:
-            await self._write(
-                conn, h11.Response(status_code=304, headers=[*validators, _SERVER_HEADER])
-            )
-            await self._write(conn, h11.EndOfMessage())
+            await http.respond_empty(304, validators)
             return
-        await self._send_body(conn, 200, self._card_body, extra=validators)
+        await http.respond(200, self._card_body, headers=validators)
 
     # ---------------------------------------------------------------- JSON-RPC
 
-    async def _rpc(self, conn: H11Stream, request: h11.Request, body: bytes) -> None:
+    async def _rpc(self, http: Exchange, request: Request) -> None:
         try:
-            content_type = _header(request, b"content-type")
+            content_type = request.header(b"content-type")
             if not _is_json_content_type(content_type):
                 raise RpcError(
-                    _request_id(body),
+                    _request_id(request.body),
                     ContentTypeNotSupportedError(
                         message=f"Content-Type {content_type!r} is not supported; "
                         "send the JSON-RPC request as application/json"
                     ),
                 )
-            call = parse_call(body)
-            check_version(call, _header(request, b"a2a-version"))
+            call = parse_call(request.body)
+            check_version(call, request.header(b"a2a-version"))
             match call.method:
                 case "SendStreamingMessage" | "SendMessage":
                     run = self._start(call)
                     if call.method == "SendStreamingMessage":
-                        await self._stream(conn, call.id, run)
+                        await self._stream(http, call.id, run)
                         return
-                    await self._blocking(conn, call, run)
+                    await self._blocking(http, call, run)
                     return
                 case "SubscribeToTask":
                     assert isinstance(call.params, SubscribeToTaskRequest)
-                    await self._subscribe(conn, call.id, self._subscription(call.id, call.params))
+                    await self._subscribe(http, call.id, self._subscription(call.id, call.params))
                     return
                 case "GetTask":
                     assert isinstance(call.params, GetTaskRequest)
@@ -518,16 +387,16 @@ class A2AServer:
                         ),
                     )
         except RpcError as exc:
-            await self._send_body(conn, 200, encode_error(exc.request_id, exc.error))
+            await http.respond(200, encode_error(exc.request_id, exc.error))
             return
         except (PeerGone, trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
             raise  # the client is gone: nobody to answer
         except Exception:  # the request boundary: answer, then drop the connection
             log.exception("A2A request failed")
-            if conn.conn.our_state is h11.SEND_RESPONSE:
-                await self._send_body(conn, 200, encode_error(None, InternalError()))
+            if not http.started:
+                await http.respond(200, encode_error(None, InternalError()), close=True)
             raise PeerGone from None
-        await self._send_body(conn, 200, encode_result(call.id, result))
+        await http.respond(200, encode_result(call.id, result))
 
     def _start(self, call: RpcCall) -> _Run:
         """Decode a send request into a registered task (errors before any byte is sent)."""
@@ -643,7 +512,7 @@ class A2AServer:
 
     async def _subscribe(
         self,
-        conn: H11Stream,
+        http: Exchange,
         request_id: RpcId,
         subscription: tuple[dict[str, Any], trio.MemoryReceiveChannel[dict[str, Any]]],
     ) -> None:
@@ -653,13 +522,14 @@ class A2AServer:
         gone = False
         async with receive:
             try:
-                await self._write(conn, h11.Response(status_code=200, headers=_SSE_HEADERS))
-                await self._write(conn, h11.Data(data=_frame(first, request_id)))
+                await http.start_stream(200, _SSE_HEADERS, _frame(first, request_id))
                 async with trio.open_nursery() as nursery:
                     watch = trio.CancelScope()
-                    nursery.start_soon(self._watch_peer, conn, pump.cancel, watch)
+                    nursery.start_soon(
+                        http.watch_peer, pump.cancel, watch, self.limits.watch_buffer
+                    )
                     with pump:
-                        await self._pump(conn, receive, request_id)
+                        await self._pump(http, receive, request_id)
                     watch.cancel()
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
                 gone = True  # raised outside the nursery: callers see PeerGone, not a group
@@ -676,34 +546,17 @@ class A2AServer:
         await record.done.wait()
         return record.to_dict()
 
-    async def _watch_peer(
-        self, conn: H11Stream, on_gone: Callable[[], None], scope: trio.CancelScope
-    ) -> None:
-        """While a response is open: EOF or a reset from the client calls ``on_gone``."""
-        with scope:
-            while not conn.eof:
-                if conn.buffered > self.limits.watch_buffer:
-                    await trio.sleep_forever()
-                try:
-                    alive = await conn.receive()
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    alive = False
-                if not alive:
-                    conn.mark_eof()
-                    on_gone()
-                    return
-
-    async def _blocking(self, conn: H11Stream, call: RpcCall, run: _Run) -> None:
+    async def _blocking(self, http: Exchange, call: RpcCall, run: _Run) -> None:
         params = call.params
         assert isinstance(params, SendMessageRequest)
         if params.configuration.return_immediately:
-            await self._return_immediately(conn, call.id, run)
+            await self._return_immediately(http, call.id, run)
             return
         send, receive = trio.open_memory_channel[dict[str, Any]](0)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run.execute, send)
             watch = trio.CancelScope()
-            nursery.start_soon(self._watch_peer, conn, run.record.cancel, watch)
+            nursery.start_soon(http.watch_peer, run.record.cancel, watch, self.limits.watch_buffer)
             async with receive:
                 async for _event in receive:
                     pass  # the final Task is read from the record below
@@ -713,27 +566,25 @@ class A2AServer:
             if params.configuration.HasField("history_length")
             else None
         )
-        if conn.eof and run.record.state == wire.CANCELED:
+        if http.eof and run.record.state == wire.CANCELED:
             raise PeerGone
-        await self._send_body(
-            conn, 200, encode_result(call.id, {"task": run.record.to_dict(length)})
-        )
+        await http.respond(200, encode_result(call.id, {"task": run.record.to_dict(length)}))
 
-    async def _return_immediately(self, conn: H11Stream, request_id: RpcId, run: _Run) -> None:
+    async def _return_immediately(self, http: Exchange, request_id: RpcId, run: _Run) -> None:
         """``returnImmediately``: answer with the SUBMITTED task, then let it run unowned."""
         snapshot = run.record.to_dict()
         send, receive = trio.open_memory_channel[dict[str, Any]](0)
         receive.close()  # nobody streams this task; subscribers get its events
         if self.task_nursery is not None:
             self.task_nursery.start_soon(run.execute, send)
-            await self._send_body(conn, 200, encode_result(request_id, {"task": snapshot}))
+            await http.respond(200, encode_result(request_id, {"task": snapshot}))
             return
         try:
-            await self._send_body(conn, 200, encode_result(request_id, {"task": snapshot}))
+            await http.respond(200, encode_result(request_id, {"task": snapshot}))
         finally:
             await run.execute(send)  # no task nursery: run on in this connection
 
-    async def _stream(self, conn: H11Stream, request_id: RpcId, run: _Run) -> None:
+    async def _stream(self, http: Exchange, request_id: RpcId, run: _Run) -> None:
         headers = _SSE_HEADERS
         record = run.record
         # The SDK's first event: SUBMITTED (no timestamp) with the user message.
@@ -748,15 +599,16 @@ class A2AServer:
         send, receive = trio.open_memory_channel[dict[str, Any]](0)
         gone = False
         try:
-            await self._write(conn, h11.Response(status_code=200, headers=headers))
-            await self._write(conn, h11.Data(data=_frame(first, request_id)))
+            await http.start_stream(200, headers, _frame(first, request_id))
             async with trio.open_nursery() as nursery:
                 watch = trio.CancelScope()
                 nursery.start_soon(run.execute, send)
-                nursery.start_soon(self._watch_peer, conn, run.record.cancel, watch)
+                nursery.start_soon(
+                    http.watch_peer, run.record.cancel, watch, self.limits.watch_buffer
+                )
                 async with receive:
                     try:
-                        await self._pump(conn, receive, request_id)
+                        await self._pump(http, receive, request_id)
                     except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
                         # The client is gone or stopped reading. Raised below, outside the
                         # nursery, so callers see PeerGone and not an ExceptionGroup.
@@ -776,31 +628,30 @@ class A2AServer:
             raise PeerGone
 
     async def _pump(
-        self, conn: H11Stream, receive: trio.MemoryReceiveChannel[dict[str, Any]], rid: RpcId
+        self, http: Exchange, receive: trio.MemoryReceiveChannel[dict[str, Any]], rid: RpcId
     ) -> None:
         interval = self.limits.ping_interval
         while True:
-            with trio.move_on_after(interval) as quiet:
+            with trio.CancelScope(deadline=trio.current_time() + interval) as quiet:
                 try:
                     event = await receive.receive()
                 except trio.EndOfChannel:
-                    await self._write(conn, h11.EndOfMessage())
+                    await http.end_stream()
                     return
             if quiet.cancelled_caught:
-                await self._write(conn, h11.Data(data=encode_ping()))
+                await http.send_data(encode_ping())
                 continue
-            await self._write(conn, h11.Data(data=_frame(event, rid)))
             update = event.get("statusUpdate")
             if update is not None and update["status"]["state"] in wire.TERMINAL:
-                await self._write(conn, h11.EndOfMessage())
+                await http.end_stream(_frame(event, rid))
                 return
+            await http.send_data(_frame(event, rid))
 
 
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-store"),
     (b"x-accel-buffering", b"no"),
-    _SERVER_HEADER,
 ]
 
 

@@ -1,5 +1,6 @@
-"""Where HTTP/1.1 (h11) meets trio: one thin glue layer, no policy.
+"""Where HTTP/1.1 (h11) meets trio: the glue and the one server loop.
 
-``_http.H11Stream`` owns one ``h11.Connection`` and one trio stream; the A2A server, the
-local pages and the simulated Daemon's control port are built on it.
+``_http.H11Stream`` owns one ``h11.Connection`` and one trio stream (the A2A client reads
+through it too); ``server.HttpServer`` is the one HTTP/1.1 server loop, and the A2A server,
+the local pages and the simulated Daemon's control port are route handlers over it.
 """

@@ -1,12 +1,14 @@
 """The only glue between h11 and trio: one ``h11.Connection`` on one ``trio.abc.Stream``.
 
 No policy lives here (timeouts, limits and routing are the server's and the client's);
-this class only moves bytes (h11's ``examples/trio-server.py`` wrapper, typed). Both of
-our servers (A2A and the local pages) read request bodies through ``read_body``.
+this class only moves bytes (h11's ``examples/trio-server.py`` wrapper, typed). The one
+server loop (``agentcade.net.server``) reads request bodies through ``read_body``; the A2A
+client reads responses through ``next_event``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import h11
@@ -111,6 +113,17 @@ class H11Stream:
                 await self.stream.send_all(data)
         except BaseException:
             self.conn.send_failed()
+            raise
+
+    async def send_many(self, events: Iterable[Any]) -> None:
+        """Serialize ``events`` and write them at once (one syscall for a head and a chunk)."""
+        conn = self.conn
+        data = b"".join([conn.send(event) or b"" for event in events])
+        try:
+            if data:
+                await self.stream.send_all(data)
+        except BaseException:
+            conn.send_failed()
             raise
 
     async def aclose(self) -> None:

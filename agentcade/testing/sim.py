@@ -62,7 +62,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-import h11
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
 
@@ -78,6 +77,7 @@ from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.core.vector import CANVAS, Stroke, VectorError, decode_vector
 from agentcade.device.daemon import ask_daemon
 from agentcade.device.robots import SdkRobot, watched
+from agentcade.net.server import Exchange, HttpLimits, HttpServer, Request
 from agentcade.testing._nack import _Nack
 from agentcade.testing.room import Room
 from agentcade.testing.sim_audio import SimAudio
@@ -110,6 +110,9 @@ SIM_CAPABILITIES: tuple[str, ...] = tuple(
     )
 )
 """Every capability a game can declare, plus the SDK firmware flags of the open calls."""
+
+_CONTROL_LIMITS = HttpLimits(max_body=64 * 1024, request_timeout=10.0, idle_timeout=30.0)
+"""The control port answers two small GETs; a client never needs more."""
 
 _PRESETS = frozenset({"standby", "thinking", "speaking"})
 _COLOR = re.compile(r"#[0-9A-F]{6}")
@@ -282,6 +285,11 @@ class SimDevice:
         self._changed = trio.Event()
         self.audio = SimAudio(self._broadcast, speed=audio_speed, room=room)
         """Microphone, speaker and back touch (:mod:`agentcade.testing.sim_audio`)."""
+        self.control = HttpServer(
+            self._control, limits=_CONTROL_LIMITS, headers=[(b"server", b"agentcade-sim")]
+        )
+        """The Daemon's control port: the one HTTP loop (``agentcade.net.server``) over
+        ``GET /daemon/status`` and ``GET /daemon/devices``."""
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -299,7 +307,7 @@ class SimDevice:
             server = await nursery.start(serve_websocket, self._connection, host, port, None)
             self.url = f"ws://{host}:{server.port}"
             listeners = await nursery.start(
-                partial(trio.serve_tcp, self._control, 0, host=host)
+                partial(trio.serve_tcp, self.control.handle_connection, 0, host=host)
             )
             control_port = listeners[0].socket.getsockname()[1]
             self.control_url = f"http://{host}:{control_port}"
@@ -378,34 +386,12 @@ class SimDevice:
         """``GET /daemon/devices`` (``runtime.py`` ``device_status``)."""
         return {"device": {**self.device_snapshot(), "reuniting": False}}
 
-    async def _control(self, stream: trio.SocketStream) -> None:
-        """One HTTP/1.1 exchange on the control port (h11), then close."""
-        conn = h11.Connection(h11.SERVER)
-        try:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    data = await stream.receive_some(65536)
-                    if not data:
-                        return
-                    conn.receive_data(data)
-                    continue
-                if isinstance(event, h11.Request):
-                    break
-                return
-            path = event.target.decode("ascii", "replace").split("?", 1)[0]
-            answers = {"/daemon/status": self.status_answer, "/daemon/devices": self.devices_answer}
-            answer = answers.get(path)
-            body = json.dumps(answer() if answer else {"error": "not_found"}).encode()
-            headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
-            headers.append(("connection", "close"))
-            response = h11.Response(status_code=200 if answer else 404, headers=headers)
-            await stream.send_all(conn.send(response) + conn.send(h11.Data(data=body)))
-            await stream.send_all(conn.send(h11.EndOfMessage()))
-        except (h11.RemoteProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-        finally:
-            await stream.aclose()
+    async def _control(self, http: Exchange, request: Request) -> None:
+        """The control port's routes (HTTP/1.1 by the one loop, ``agentcade.net.server``)."""
+        answers = {"/daemon/status": self.status_answer, "/daemon/devices": self.devices_answer}
+        answer = answers.get(request.path) if request.method == "GET" else None
+        body = json.dumps(answer() if answer else {"error": "not_found"}).encode()
+        await http.respond(200 if answer else 404, body)
 
     def _publish_device_state(self) -> None:
         self._broadcast(_envelope("daemon.device.state", self.device_snapshot()))

@@ -1,13 +1,13 @@
-"""The local pages' HTTP server: h11 on trio (``H11Stream``), WebSocket by trio-websocket.
+"""The local pages' HTTP server: a route handler over the one loop (``agentcade.net.server``).
 
-One task per connection runs HTTP/1.1 request cycles. Before anything is routed,
-``security.check_request`` refuses a foreign ``Host`` or ``Origin`` and a write without
-the page token; heads and bodies are size-limited and must arrive in time.
+The loop runs HTTP/1.1 request cycles (heads and bodies size-limited and in time, one
+error shape). Before anything is routed, ``security.check_request`` refuses a foreign
+``Host`` or ``Origin`` and a write without the page token; every response (the loop's own
+errors too) carries the security headers.
 
-``GET /live`` with ``Upgrade: websocket`` (only as a connection's first request) turns the
-connection into the live view's WebSocket: the bytes of the request, recorded while h11
-read them, are replayed to trio-websocket, which answers the handshake itself. The
-socket then receives every new trace record as one JSON text message.
+``GET /live`` with ``Upgrade: websocket`` turns the connection into the live view's
+WebSocket: the loop replays the request to trio-websocket, which answers the handshake
+itself. The socket then receives every new trace record as one JSON text message.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Any
 
 import h11
 import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection, wrap_server_stream
+from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from agentcade.core.errors import InputError
 from agentcade.core.trace import Trace
 from agentcade.main.registry import GameRegistry
-from agentcade.net._http import BodyTooLarge, H11Stream, PeerGone
+from agentcade.net.server import Exchange, HttpLimits, HttpServer, Request
 from agentcade.web.app import PagesApp, Response
 from agentcade.web.live import LiveLog
 from agentcade.web.marks import GuardMarks
@@ -46,10 +46,11 @@ class PagesError(InputError):
 
 
 @dataclass(frozen=True, slots=True)
-class PagesLimits:
+class PagesLimits(HttpLimits):
+    """The HTTP loop's limits, tighter for a page on this computer, and the live view's."""
+
     max_body: int = 64 * 1024
     """A settings form or an address is a few KiB at most."""
-    max_header: int = 16 * 1024
     request_timeout: float = 20.0
     idle_timeout: float = 30.0
     write_timeout: float = 20.0
@@ -57,58 +58,15 @@ class PagesLimits:
     """Records a live-view socket may fall behind before it is dropped (the page reconnects)."""
 
 
-class _RecordingStream(trio.abc.Stream):
-    """A stream that remembers what it received until told to stop (for the WS handover)."""
-
-    def __init__(self, stream: trio.abc.Stream) -> None:
-        self.stream = stream
-        self.recorded: bytearray | None = bytearray()
-
-    async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        data = await self.stream.receive_some(max_bytes)
-        if self.recorded is not None:
-            self.recorded += data
-        return bytes(data)
-
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await self.stream.send_all(data)
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.stream.wait_send_all_might_not_block()
-
-    async def aclose(self) -> None:
-        await self.stream.aclose()
-
-
-class _ReplayStream(trio.abc.Stream):
-    """``stream`` with ``head`` put back in front of what it will receive."""
-
-    def __init__(self, stream: trio.abc.Stream, head: bytes) -> None:
-        self.stream = stream
-        self.head = head
-
-    async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        if self.head:
-            size = len(self.head) if max_bytes is None else max_bytes
-            data, self.head = self.head[:size], self.head[size:]
-            return data
-        return bytes(await self.stream.receive_some(max_bytes))
-
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await self.stream.send_all(data)
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self.stream.wait_send_all_might_not_block()
-
-    async def aclose(self) -> None:
-        await self.stream.aclose()
-
-
-def _headers(request: h11.Request) -> dict[str, str]:
+def _headers(request: Request) -> dict[str, str]:
     out: dict[str, str] = {}
-    for key, value in request.headers:
+    for key, value in request.head.headers:
         out.setdefault(key.decode("latin-1"), value.decode("latin-1"))
     return out
+
+
+def _is_upgrade(head: h11.Request) -> bool:
+    return any(k == b"upgrade" and v.lower() == b"websocket" for k, v in head.headers)
 
 
 class PagesServer:
@@ -118,69 +76,41 @@ class PagesServer:
         self.app = app
         self.port = port
         self.limits = limits or PagesLimits()
-        self.csp = (
+        csp = (
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             f"connect-src 'self' ws://127.0.0.1:{port} ws://localhost:{port}; "
             "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
         ).encode()
+        self._http = HttpServer(
+            self._route,
+            limits=self.limits,
+            headers=[
+                (b"cache-control", b"no-store"),
+                (b"x-content-type-options", b"nosniff"),
+                (b"x-frame-options", b"DENY"),
+                (b"referrer-policy", b"no-referrer"),
+                (b"content-security-policy", csp),
+                _SERVER,
+            ],
+            name="pages",
+            takes_over=_is_upgrade,
+        )
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
-        """Serve requests until the peer leaves; never raises (except Cancelled)."""
-        recording = _RecordingStream(stream)
-        conn = H11Stream(recording, h11.SERVER, max_incomplete_event_size=self.limits.max_header)
-        try:
-            await self._serve(conn, recording)
-        except* (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, PeerGone):
-            pass
-        except* Exception:  # the connection boundary: one broken request never stops the pages
-            log.exception("pages connection failed")
-        finally:
-            await conn.aclose()
+        """Serve requests until the peer leaves (the one loop, ``agentcade.net.server``);
+        never raises (except Cancelled)."""
+        await self._http.handle_connection(stream)
 
-    async def _serve(self, conn: H11Stream, recording: _RecordingStream) -> None:
-        limits = self.limits
-        first = True
-        while True:
-            if conn.buffered == 0 and not conn.eof:
-                with trio.move_on_after(limits.idle_timeout):
-                    if not await conn.receive():
-                        return
-                if conn.buffered == 0 and not conn.eof:
-                    return
-            try:
-                with trio.fail_after(limits.request_timeout):
-                    request = await conn.next_event()
-                    if isinstance(request, h11.ConnectionClosed):
-                        return
-                    assert isinstance(request, h11.Request)
-                    headers = _headers(request)
-                    if first and headers.get("upgrade", "").lower() == "websocket":
-                        head = bytes(recording.recorded or b"")
-                        recording.recorded = None
-                        await self._websocket(conn, request, headers, head)
-                        return
-                    recording.recorded = None
-                    body = await conn.read_body(request, self.limits.max_body)
-            except trio.TooSlowError:
-                await self._send(conn, Response.json({"errors": {"": "request timeout"}}, 408), close=True)
-                return
-            except h11.RemoteProtocolError as exc:
-                if not conn.eof:
-                    await self._send(conn, Response.json({"errors": {"": str(exc)}}, exc.error_status_hint), close=True)
-                return
-            except BodyTooLarge:
-                await self._send(conn, Response.json({"errors": {"": "内容太大了"}}, 413), close=True)
-                return
-            first = False
-            response = await self._respond(request, headers, body)
-            await self._send(conn, response)
-            if conn.conn.our_state is not h11.DONE or conn.conn.their_state is not h11.DONE:
-                return
-            conn.conn.start_next_cycle()
+    async def _route(self, http: Exchange, request: Request) -> None:
+        headers = _headers(request)
+        if _is_upgrade(request.head):
+            await self._websocket(http, request, headers)
+            return
+        await self._send(http, await self._respond(request, headers))
 
-    def _refusal(self, request: h11.Request, headers: Mapping[str, str], write: bool) -> Response | None:
+    def _refusal(self, request: Request, headers: Mapping[str, str], write: bool) -> Response | None:
         refusal = check_request(
-            method=request.method.decode("latin-1"),
+            method=request.method,
             host=headers.get("host"),
             origin=headers.get("origin"),
             token=headers.get(TOKEN_HEADER),
@@ -193,9 +123,8 @@ class PagesServer:
         log.warning("pages: %s", refusal.reason)
         return Response.json({"errors": {"": refusal.reason}}, refusal.status)
 
-    async def _respond(self, request: h11.Request, headers: Mapping[str, str], body: bytes) -> Response:
-        method = request.method.decode("latin-1")
-        path, _, query = request.target.decode("latin-1").partition("?")
+    async def _respond(self, request: Request, headers: Mapping[str, str]) -> Response:
+        method, path, query, body = request.method, request.path, request.query, request.body
         write = method != "GET"
         if (refused := self._refusal(request, headers, write)) is not None:
             return refused
@@ -210,51 +139,32 @@ class PagesServer:
             log.exception("pages: %s %s failed", method, path)
             return Response.json({"errors": {"": "出错了，这一步没有完成。再试一次，或者重启 agentcade。"}}, 500)
 
-    async def _send(self, conn: H11Stream, response: Response, *, close: bool = False) -> None:
-        if conn.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
-        headers = [
-            (b"content-type", response.content_type.encode()),
-            (b"content-length", str(len(response.body)).encode()),
-            (b"cache-control", b"no-store"),
-            (b"x-content-type-options", b"nosniff"),
-            (b"x-frame-options", b"DENY"),
-            (b"referrer-policy", b"no-referrer"),
-            (b"content-security-policy", self.csp),
-            _SERVER,
-        ]
-        if response.location is not None:
-            headers.append((b"location", response.location.encode()))
-        if close or conn.conn.their_state is not h11.DONE:
-            headers.append((b"connection", b"close"))
-        with trio.fail_after(self.limits.write_timeout):
-            try:
-                await conn.send(h11.Response(status_code=response.status, headers=headers))
-                await conn.send(h11.Data(data=response.body))
-                await conn.send(h11.EndOfMessage())
-            except h11.LocalProtocolError:
-                return
+    @staticmethod
+    async def _send(http: Exchange, response: Response, *, close: bool = False) -> None:
+        location = [] if response.location is None else [(b"location", response.location.encode())]
+        await http.respond(
+            response.status,
+            response.body,
+            content_type=response.content_type.encode(),
+            headers=location,
+            close=close,
+        )
 
     # ---------------------------------------------------------------- live view
 
-    async def _websocket(
-        self, conn: H11Stream, request: h11.Request, headers: Mapping[str, str], head: bytes
-    ) -> None:
-        path = request.target.decode("latin-1").split("?", 1)[0]
+    async def _websocket(self, http: Exchange, request: Request, headers: Mapping[str, str]) -> None:
+        path = request.path
         refused = self._refusal(request, headers, write=False)
         if refused is None and headers.get("origin") is None:
             refused = Response.json({"errors": {"": "refused: a WebSocket without Origin"}}, 403)
         if refused is None and path != "/live":
             refused = Response.json({"errors": {"": "没有这个页面"}}, 404)
         if refused is not None:
-            await self._send(conn, refused, close=True)
+            await self._send(http, refused, close=True)
             return
         async with trio.open_nursery() as nursery:
             # The page never sends anything but control frames: a small message limit.
-            ws_request = await wrap_server_stream(
-                nursery, _ReplayStream(conn.stream, head), max_message_size=4096
-            )
-            ws = await ws_request.accept()
+            ws = await http.accept_websocket(request, nursery, max_message_size=4096)
             await self._watch(ws)
             nursery.cancel_scope.cancel()
 
@@ -303,6 +213,7 @@ class Pages:
     url: str
     port: int
     app: PagesApp
+    server: PagesServer
 
     @property
     def settings_url(self) -> str:
@@ -350,7 +261,7 @@ async def serve_pages(
         async with trio.open_nursery() as nursery:
             await nursery.start(trio.serve_listeners, server.handle_connection, listeners)
             try:
-                yield Pages(url=f"http://127.0.0.1:{bound}/", port=bound, app=app)
+                yield Pages(url=f"http://127.0.0.1:{bound}/", port=bound, app=app, server=server)
             finally:
                 nursery.cancel_scope.cancel()
     finally:

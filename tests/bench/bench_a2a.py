@@ -147,6 +147,48 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_row(pid: int, port: int, clients: int, seconds: float) -> tuple[float, int]:
+    """Server CPU µs per streamed request under ``clients`` clients; and the requests."""
+    before = cpu_seconds(pid)
+    rps, _p50, _p99, _errors = trio.run(load, port, clients, seconds)
+    used = cpu_seconds(pid) - before
+    done = round(rps * seconds)
+    return used / max(done, 1) * 1e6, done
+
+
+def bench_cpu(seconds: float, runs: int) -> None:
+    """Server CPU time per request, ours and the SDK's, same load generator, 16 clients.
+
+    CPU time, not wall time: on a machine shared with other work the figure stays put
+    while throughput and latency move with the load.
+    """
+    procs = {kind: start(kind) for kind in ("ours", "sdk")}
+    try:
+        for _proc, port in procs.values():
+            trio.run(load, port, 4, 1.0)  # warm-up
+        print(f"\nA2A server CPU per streamed request, 16 clients, {seconds:g} s per run")
+        ratios = []
+        for run in range(runs):
+            ours = cpu_row(procs["ours"][0].pid, procs["ours"][1], 16, seconds)
+            sdk = cpu_row(procs["sdk"][0].pid, procs["sdk"][1], 16, seconds)
+            ratios.append(sdk[0] / ours[0])
+            print(
+                f"  run {run + 1}: ours {ours[0]:7.0f} µs ({ours[1]} requests)"
+                f" | sdk {sdk[0]:7.0f} µs ({sdk[1]} requests) | sdk/ours {ratios[-1]:.2f}x"
+                f" | load {os.getloadavg()[0]:.2f}"
+            )
+        print(f"  median sdk/ours {statistics.median(ratios):.2f}x")
+    finally:
+        for proc, _port in procs.values():
+            stop(proc)
+
+
 def rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -441,9 +483,15 @@ def main() -> None:
     )
     parser.add_argument("--end-game", default=str(PROBE), help="game for the real 'end' figure")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 s per row, fewer rounds")
+    parser.add_argument(
+        "--cpu", type=int, metavar="RUNS", help="only the CPU-per-request figure, RUNS runs"
+    )
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.port)
+        return
+    if args.cpu:
+        bench_cpu(args.seconds, args.cpu)
         return
     if args.quick:
         args.seconds, args.rounds, args.idle = 1.0, 50, min(args.idle, 300)
@@ -451,12 +499,16 @@ def main() -> None:
 
     results: dict[tuple[str, int], tuple[float, float, float, int]] = {}
     memory: dict[str, tuple[int, int]] = {}
+    cpu: dict[tuple[str, int], float] = {}
     for kind in ("ours", "sdk"):
         proc, port = start(kind)
         try:
             trio.run(load, port, 4, 1.0)  # warm-up
             for clients in (1, 16, 64):
+                cpu_before = cpu_seconds(proc.pid)
                 results[(kind, clients)] = trio.run(load, port, clients, args.seconds)
+                done = max(round(results[(kind, clients)][0] * args.seconds), 1)
+                cpu[(kind, clients)] = (cpu_seconds(proc.pid) - cpu_before) / done * 1e6
             before = rss_kib(proc.pid)
 
             async def idle(port: int = port, proc: subprocess.Popen[bytes] = proc) -> int:
@@ -483,6 +535,11 @@ def main() -> None:
             f"{clients:>7} | {o[0]:>9.0f} {o[1]:>7.2f} {o[2]:>7.2f} | {s[0]:>8.0f} {s[1]:>7.2f} {s[2]:>7.2f} |"
             f" {o[0] / s[0]:>6.2f} {o[2] / s[2]:>6.2f} | {o[3]}/{s[3]}"
         )
+    print("server CPU per request (µs, ours | sdk | sdk/ours):")
+    for clients in (1, 16, 64):
+        o_cpu, s_cpu = cpu[("ours", clients)], cpu[("sdk", clients)]
+        print(f"{clients:>7} | {o_cpu:>7.0f} | {s_cpu:>7.0f} | {s_cpu / o_cpu:.2f}x")
+    print(f"load average {os.getloadavg()[0]:.2f}")
     p50, p99 = trio.run(bench_end_cancel, EndCancelsHandler, args.rounds)
     print(
         f"\n'end' while a turn waits on a stand-in handler (EndCancelsHandler, no GameHost) -> end's final"

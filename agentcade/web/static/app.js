@@ -17,6 +17,11 @@ async function post(path, body) {
   }
   let data = {};
   try { data = await response.json(); } catch (err) { data = { errors: { "": "回答看不懂" } }; }
+  if (data.error && !data.errors) {
+    // The HTTP loop's own refusal ({"error": ...}): too large, too slow, malformed.
+    const what = response.status === 413 ? "内容太大了" : "没被接受（" + data.error + "）";
+    data = { errors: { "": what } };
+  }
   return { status: response.status, data };
 }
 

@@ -561,7 +561,56 @@ async def test_moving_to_the_next_puzzle_tells_the_unsolved_bottom(game, fake) -
 def test_every_puzzles_own_truth_can_solve_it_and_its_surface_cannot(module) -> None:
     """The code bar on a referee's ``solved`` never blocks a real solution."""
     for puzzle in module.agent.PUZZLES:
-        assert module.referee.could_solve(puzzle, "，".join(puzzle.key_points)), puzzle.id
-        assert module.referee.could_solve(puzzle, puzzle.bottom), puzzle.id
-        assert not module.referee.could_solve(puzzle, puzzle.surface), puzzle.id
-        assert not module.referee.could_solve(puzzle, "他是一个人吗"), puzzle.id
+        assert module.referee.covers_key_points(puzzle, "，".join(puzzle.key_points)), puzzle.id
+        assert module.referee.covers_key_points(puzzle, puzzle.bottom), puzzle.id
+        assert not module.referee.covers_key_points(puzzle, puzzle.surface), puzzle.id
+        assert not module.referee.covers_key_points(puzzle, "他是一个人吗"), puzzle.id
+
+
+# --------------------------------------------------------------------------- issue 25: a referee that cannot be fooled
+
+FALSE_SOLVES = [  # what the weak local model called the whole truth (issue 25), one a puzzle
+    ("puppy_birthday", "寿星是小朋友吗"),
+    ("puppy_birthday", "是小狗吗"),
+    ("umbrella_indoors", "他是一个人吗"),
+    ("umbrella_indoors", "是不是因为下雨了"),
+]
+
+
+@pytest.mark.parametrize(("puzzle_id", "line"), FALSE_SOLVES)
+async def test_a_judges_solved_for_a_line_missing_key_points_reveals_nothing(
+    game, fake, module, puzzle_id, line
+) -> None:
+    host = await started(game, fake)
+    host.agent.puzzle = next(p for p in module.agent.PUZZLES if p.id == puzzle_id)
+    fake.push(verdict("yes", solved=True))
+    replies = await host.ask("message", line)
+    said = "".join(r.text for r in replies)
+    assert host.agent.puzzle.bottom not in said
+    assert not host.agent.revealed
+    assert host.agent.solved == 0
+    assert said == "是。"
+
+
+async def test_the_judge_is_asked_for_structured_output(game, fake) -> None:
+    host = await started(game, fake)
+    fake.push(verdict("no"))
+    await host.ask("message", "她是故意的吗")
+    schema = fake.requests[-1]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["verdict"]["enum"] == ["yes", "no", "irrelevant", "close", "unclear"]
+
+
+async def test_an_endpoint_without_structured_output_is_asked_again_in_plain_text(game, fake) -> None:
+    host = await started(game, fake)
+    fake.push(Fail(400, headers=NO_RETRY), verdict("no"))
+    replies = await host.ask("message", "她是故意的吗")
+    assert replies[-1].text == "不是。"
+    assert "response_format" not in fake.requests[-1]
+    assert "response_format" in fake.requests[-2]
+
+
+async def test_say_the_surface_again_repeats_the_story_from_the_games_state(game, fake) -> None:
+    host = await started(game, fake)
+    replies = await host.ask("message", "再说一遍汤面")
+    assert host.agent.puzzle.surface in replies[-1].text
+    assert fake.requests == []  # no judge, no host model: code answers

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from agentcade.core.judge import normalize
 from agentcade.core.protocol import GameInput
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import Skill
@@ -51,7 +52,7 @@ from agentcade.llm import (
     speak_results,
 )
 
-__all__ = ["COMMON_PROMPT", "SkillAgent", "has_verdict"]
+__all__ = ["COMMON_PROMPT", "SkillAgent", "claims_progress", "has_verdict"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,14 @@ CONTINUE_LINES: Mapping[str, str] = {
 new (a final reply always has text)."""
 VERDICT_WORDS = ("猜对", "答对", "猜中", "说对了", "猜错", "答错", "不对哦", "得分", "加分", "扣分")
 _POINTS_RE = re.compile(r"得[了到]?[一二两三四五六七八九十\d]+分")
+_PROGRESS_RE = re.compile(
+    r"第[一二两三四五六七八九十百\d]+(?:题|道|局|轮|幅)|重新想|画好[了啦]|画完[了啦]|听好了|下一[题道个局幅]是"
+)
+"""Words that claim the game moved on (这是第三题, 重新想一个数, 画好了, 听好了：<a riddle>)."""
+MODEL_WORDS_LIMIT = 200
+"""Characters of the model's own words spoken per turn; sentences past it are dropped
+(a weak model once repeated a 汤面 ten times, 535 characters, in one reply). What code
+said (``must_say``, ``turn.reply``) is not counted."""
 
 _SAY_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -416,6 +425,10 @@ class _Round:
     tool_calls: int = 0
     model_replies: int = 0
     capped: set[str] = field(default_factory=set)
+    heard: set[str] = field(default_factory=set)
+    """The model's sentences kept this turn (normal form): a repeat is dropped."""
+    model_chars: int = 0
+    """Characters of the model's own words kept this turn (``MODEL_WORDS_LIMIT``)."""
 
 
 def _direct(turn: Turn) -> str | None:
@@ -426,6 +439,11 @@ def _direct(turn: Turn) -> str | None:
 def has_verdict(text: str) -> bool:
     """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 得三分 …)."""
     return any(word in text for word in VERDICT_WORDS) or bool(_POINTS_RE.search(text))
+
+
+def claims_progress(text: str) -> list[str]:
+    """What ``text`` claims the game did (第三题, 重新想, 画好, 听好了 …), as stems."""
+    return [re.sub(r"[了啦]$", "", m.group()) for m in _PROGRESS_RE.finditer(text)]
 
 
 def _unspoken(result: Any) -> Any:
@@ -457,8 +475,12 @@ class _Speech:
     With a ``StreamingChatModel`` each finished sentence goes out as an intermediate reply
     while the model generates (the last one is held back: it becomes the final reply, which
     must have text). Every sentence passes ``speakable`` (no markup, JSON, tool calls or
-    speaker tags), loses repeats of required texts already spoken, and loses a verdict
-    (猜对了, 得分) in a turn where nothing judged (``has_verdict``).
+    speaker tags), loses repeats of required texts already spoken and of its own sentences,
+    loses a verdict (猜对了, 得分) in a turn where nothing judged (``has_verdict``) and a
+    claim of progress the game's code did not make this turn (``claims_progress``: "这是第
+    三题" with no new question, "重新想一个数" with no new round), and stops at
+    ``MODEL_WORDS_LIMIT`` characters. What code decided is spoken as code wrote it
+    (``must_say``, ``turn.reply``); the model only adds to it.
     """
 
     def __init__(self, agent: SkillAgent, turn: Turn, round_: _Round) -> None:
@@ -521,10 +543,32 @@ class _Speech:
 
     def _clean(self, sentence: str) -> str:
         text = self._turn.without_repeats(speakable(sentence))
-        if text and not self._may_judge(text):
+        if not text:
+            return ""
+        if not self._may_judge(text):
             self._agent.trace.record("verdict_dropped", text=text)
             return ""
+        if not self._may_claim(text):
+            self._agent.trace.record("progress_dropped", text=text)
+            return ""
+        key = normalize(text)
+        if key in self._round.heard:
+            self._agent.trace.record("repeat_dropped", text=text)
+            return ""
+        if self._round.model_chars + len(text) > MODEL_WORDS_LIMIT:
+            self._agent._cap(self._round, "model_words", MODEL_WORDS_LIMIT)
+            return ""
+        self._round.heard.add(key)
+        self._round.model_chars += len(text)
         return text
+
+    def _may_claim(self, text: str) -> bool:
+        """A claim of progress stands only when this turn's code results say the same."""
+        claims = claims_progress(text)
+        if not claims:
+            return True
+        produced = json.dumps(self._round.results, ensure_ascii=False, default=str)
+        return all(claim in produced for claim in claims)
 
     def _may_judge(self, text: str) -> bool:
         if not has_verdict(text) or (self._turn.judged and self._turn.kind == "message"):

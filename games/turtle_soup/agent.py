@@ -151,11 +151,14 @@ class GameAgent(SkillAgent):
             "solved": self.solved,
             "message": self._summary(),
         }
+        reveal = ""
         if self.puzzle is not None and not self.revealed:
             self.revealed = True
             bottom = self.puzzle.bottom
             turn.must_say(bottom, fallback=f"这道汤的汤底是：{bottom}")
+            reveal = f"这道汤的汤底是：{bottom}"
             result["bottom"] = bottom
+        turn.reply(reveal + result["message"])  # 揭晓和总结照原样说出来，不用再问大模型
         return result
 
     async def close(self) -> None:

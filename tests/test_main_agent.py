@@ -608,3 +608,13 @@ async def test_chat_the_model_fails_gets_a_friendly_line_not_not_heard(nursery, 
         await agent.on_user("你好呀小懒")
         assert agent.current is None
     assert heard.speech == [CHAT_FRIENDLY]
+
+
+async def test_a_chat_answer_that_repeats_itself_is_heard_once_and_short(nursery, offline_games) -> None:
+    """Issue 25: the weak model told "讲个笑话吧" a joke whose two lines came four times."""
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply("我问他：“你今天过得怎么样？”他说：“挺好的，谢谢。”" * 4 + "哈哈。" * 100))
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user("讲个笑话吧")
+    assert heard.speech == ["我问他：“你今天过得怎么样？”他说：“挺好的，谢谢。”哈哈。"]

@@ -32,11 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from agentcade.core.judge import normalize
 from agentcade.core.protocol import GameInput
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import Skill
-from agentcade.core.speech import SentenceSplitter, speakable
+from agentcade.core.speech import MODEL_WORDS_LIMIT, SentenceSplitter, sentence_key, speakable
 from agentcade.core.tools import Tool, collect_tools, failure_sentence
 from agentcade.core.trace import NULL_TRACE, Trace, caller_scope
 from agentcade.device.proxy import RobotProxy
@@ -99,10 +98,6 @@ _PROGRESS_RE = re.compile(
     r"第[一二两三四五六七八九十百\d]+(?:题|道|局|轮|幅)|重新想|画好[了啦]|画完[了啦]|听好了|下一[题道个局幅]是"
 )
 """Words that claim the game moved on (这是第三题, 重新想一个数, 画好了, 听好了：<a riddle>)."""
-MODEL_WORDS_LIMIT = 200
-"""Characters of the model's own words spoken per turn; sentences past it are dropped
-(a weak model once repeated a 汤面 ten times, 535 characters, in one reply). What code
-said (``must_say``, ``turn.reply``) is not counted."""
 
 _SAY_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -551,7 +546,7 @@ class _Speech:
         if not self._may_claim(text):
             self._agent.trace.record("progress_dropped", text=text)
             return ""
-        key = normalize(text)
+        key = sentence_key(text)
         if key in self._round.heard:
             self._agent.trace.record("repeat_dropped", text=text)
             return ""

@@ -65,7 +65,7 @@ from agentcade.core.errors import GameRemoteError, RemoteErrorKind
 from agentcade.core.lifecycle.current_game import CurrentEvent, CurrentGame, CurrentState
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.settings import Budgets
-from agentcade.core.speech import MAX_INPUT, clip_input, speakable
+from agentcade.core.speech import MAX_INPUT, clip_input, model_words, speakable
 from agentcade.core.trace import NULL_TRACE, Trace, current_request_id, request_scope
 from agentcade.game.client import GameClient, GameInfo, is_url
 from agentcade.game.turn import clip_text
@@ -765,8 +765,9 @@ _SPEAKER_TAG = re.compile(r"^\s*(?:【[^】]{0,20}】|\[[^\]]{0,20}\])\s*")
 
 def _speakable(text: str) -> str:
     """The model's chat line without a copied speaker tag (``【猜数字】``), markup, JSON or
-    tool-call text (``speakable``): garbage is not read out."""
-    return speakable(_SPEAKER_TAG.sub("", text.strip())).strip()
+    tool-call text (``speakable``): garbage is not read out; each sentence once, 200
+    characters at most (``model_words``)."""
+    return model_words(speakable(_SPEAKER_TAG.sub("", text.strip())))
 
 
 def _assistant_call(call: ToolCall) -> dict[str, Any]:

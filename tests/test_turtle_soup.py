@@ -215,7 +215,7 @@ async def test_each_input_is_judged_once(game, fake) -> None:
         Reply(tool_calls=[("ask_question", {}), ("propose_solution", {})]),
         Reply("你能换个说法吗？"),
     )
-    await host.ask("message", "嗯嗯这个")
+    await host.ask("message", "嗯嗯大象跳舞那个")
     assert len(fake.requests) == 3  # one judge call, in the hook; the tools judge no more
     results = tool_results(fake.requests[2])
     assert [r["outcome"] for r in results] == ["already_judged", "already_judged"]
@@ -613,3 +613,13 @@ async def test_say_the_surface_again_repeats_the_story_from_the_games_state(game
     replies = await host.ask("message", "再说一遍汤面")
     assert host.agent.puzzle.surface in replies[-1].text
     assert fake.requests == []  # no judge, no host model: code answers
+
+
+async def test_a_line_without_a_content_word_is_not_sent_to_the_judge(game, fake) -> None:
+    """A weak judge ruled "要" with "是。"; code knows there is nothing to rule on."""
+    host = await started(game, fake)
+    fake.push(Reply("你想问什么呢？用是或不是能回答的问题问我吧。"))
+    replies = await host.ask("message", "要")
+    assert replies[-1].text != "是。"
+    assert all(is_host(r) for r in fake.requests)
+    assert host.agent.questions == 0

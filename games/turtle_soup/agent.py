@@ -37,6 +37,7 @@ from .referee import (
     judge_messages,
     offline_verdict,
     parse_verdict,
+    says_anything,
 )
 
 log = logging.getLogger(__name__)
@@ -281,8 +282,8 @@ class GameAgent(SkillAgent):
 
     async def _verdict(self, turn, puzzle: Puzzle, kind: Kind, text: str) -> Verdict | None:
         """The referee's judgement; None when the model failed or answered garbage."""
-        if self.settings.llm.offline:
-            return offline_verdict(puzzle, kind, text)
+        if self.settings.llm.offline or not says_anything(text):
+            return offline_verdict(puzzle, kind, text)  # no model, or nothing to judge
         if self.judge_model is None:
             llm = self.settings.llm.model_copy(update={"temperature": JUDGE_TEMPERATURE})
             self.judge_model = make_model(llm, response_format=VERDICT_SCHEMA)

@@ -47,6 +47,7 @@ __all__ = [
     "judge_messages",
     "offline_verdict",
     "parse_verdict",
+    "says_anything",
 ]
 
 Kind = Literal["question", "solution"]
@@ -169,6 +170,12 @@ def _syllables(text: str) -> set[str]:
         else:
             out.add(char)
     return out
+
+
+def says_anything(text: str) -> bool:
+    """Whether ``text`` has a content word at all: "要", "好吧", "是吗" have none, so code
+    calls them unclear without a judge (a weak judge ruled "要" with "是。")."""
+    return bool(_syllables(text))
 
 
 def _coverage(heard: set[str], point: set[str]) -> float:

@@ -171,7 +171,9 @@ class GameAgent(SkillAgent):
         )
 
     async def on_end(self, turn) -> dict:
-        return self._end(turn)
+        result = self._end(turn)
+        turn.reply(result["message"])  # 揭晓和总结由代码照原样说，不用再问大模型
+        return result
 
     # -- tools -----------------------------------------------------------------------
 

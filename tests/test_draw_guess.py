@@ -172,10 +172,23 @@ async def test_wrong_answer_shakes_sorry_and_puts_the_drawing_back(fake, game) -
 async def test_half_an_answer_is_wrong(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(Reply("不对哦。"))
-    await ask(host, "message", "鹿")
-    assert last_result() == {"outcome": "not_the_answer", "correct": False}
+    requests = len(fake.requests)
+    replies = await ask(host, "message", "鹿")
+    assert last_result()["correct"] is False
+    assert texts(replies) == "不对哦，再看看，也可以要个提示。"
+    assert len(fake.requests) == requests
     assert state()["这题已经揭晓"] is False
+
+
+async def test_a_guess_of_no_animal_in_the_library_is_heard_as_judged_wrong(fake, game) -> None:
+    """Issue 25: "小鸟" was judged wrong in code but the weak model said only "你猜小鸟吗？"."""
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(Reply("你猜小鸟吗？"))
+    requests = len(fake.requests)
+    replies = await ask(host, "message", "小鸟")
+    assert texts(replies) == "不对哦，再看看，也可以要个提示。"
+    assert len(fake.requests) == requests  # code's verdict is the reply, no model words it
 
 
 async def test_a_line_that_is_no_animal_reaches_the_model_with_the_verdict(fake, game) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from unittest import mock
@@ -34,6 +33,7 @@ from agentcade.core.skill import Skill  # noqa: E402
 from agentcade.game.client import GameInfo  # noqa: E402
 from agentcade.game.loader import builtin_games_dir  # noqa: E402
 from agentcade.main import router  # noqa: E402
+from tests.bench.bench_judge import per_call  # noqa: E402
 
 CASES = ROOT / "tests" / "data" / "routing_cases.tsv"
 LONG = "我觉得是因为他的伞被雨淋湿了所以要打开晾干吧我猜对了吗要不然我们换一个玩海龟汤好不好呀小懒你说呢我还想玩猜数字"
@@ -64,12 +64,8 @@ def eager_is_match(utterance: str, answer: str, aliases: Sequence[str] = ()) -> 
     return False
 
 
-def per_pass(fn: Callable[[], object], seconds: float = 1.0) -> float:
-    start, calls = time.perf_counter(), 0
-    while time.perf_counter() - start < seconds:
-        fn()
-        calls += 1
-    return (time.perf_counter() - start) / calls
+def per_pass(fn: Callable[[], object]) -> float:
+    return per_call(fn, seconds=1.0)
 
 
 def main() -> None:

@@ -572,3 +572,11 @@ async def test_a_model_reply_never_repeats_a_sentence_and_stops_at_200_character
     assert len(rambling) > 500
     assert said.count(surface) == 1
     assert len(said) <= 200
+
+
+async def test_a_progress_claim_stands_when_a_game_tool_ran_this_turn(fake, probe, make_host) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("count", {"n": 1})]), Reply("好，重新想一个数。你猜吧。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "再来一局")
+    assert "".join(r.text for r in replies) == "好，重新想一个数。你猜吧。"

@@ -374,6 +374,7 @@ class SkillAgent:
             known = ", ".join(["say", *type(self).tools])
             result = {"error": f"Unknown tool: {name}. Tools: {known}"}
         result = await self._spoken_now(turn, mark, result) or {}
+        round_.acted = round_.acted or (name != "say" and not result.get("error"))
         self.trace.record("tool_call", tool=name, arguments=arguments, result=result)
         return result
 
@@ -424,6 +425,8 @@ class _Round:
     """The model's sentences kept this turn (normal form): a repeat is dropped."""
     model_chars: int = 0
     """Characters of the model's own words kept this turn (``MODEL_WORDS_LIMIT``)."""
+    acted: bool = False
+    """A game tool ran without error this turn: the game may have moved on."""
 
 
 def _direct(turn: Turn) -> str | None:
@@ -558,12 +561,15 @@ class _Speech:
         return text
 
     def _may_claim(self, text: str) -> bool:
-        """A claim of progress stands only when this turn's code results say the same."""
-        claims = claims_progress(text)
-        if not claims:
-            return True
+        """A claim of progress stands only when this turn's code made it: a number (第三题)
+        must be the one the hook or a tool said; "重新想", "画好了" need a game tool that ran
+        this turn (the weak model said "好，重新想一个数" and called nothing)."""
         produced = json.dumps(self._round.results, ensure_ascii=False, default=str)
-        return all(claim in produced for claim in claims)
+        for claim in claims_progress(text):
+            numbered = claim.startswith("第")
+            if claim not in produced and (numbered or not self._round.acted):
+                return False
+        return True
 
     def _may_judge(self, text: str) -> bool:
         if not has_verdict(text) or (self._turn.judged and self._turn.kind == "message"):

@@ -27,6 +27,7 @@ from agentcade.llm import ChatModel, OpenAIChatModel
 from agentcade.main.agent import (
     BUSY_TEXT,
     CHAT_FRIENDLY,
+    GREETING_REPLY,
     MODEL_DOWN,
     REMOTE_FAILED,
     REMOTE_SLOW,
@@ -599,15 +600,18 @@ async def test_a_models_start_game_for_a_line_that_asks_for_no_game_is_refused(n
 
 
 @pytest.mark.parametrize("garbage", ["", '{"name": "start_game", "arguments": {}}', "```\n```"])
-async def test_chat_the_model_fails_gets_a_friendly_line_not_not_heard(nursery, offline_games, garbage) -> None:
+@pytest.mark.parametrize(("line", "answer"), [("你好呀小懒", GREETING_REPLY), ("讲个笑话", CHAT_FRIENDLY)])
+async def test_chat_the_model_fails_gets_a_friendly_line_not_not_heard(
+    nursery, offline_games, garbage, line, answer
+) -> None:
     """Issue 25: "你好呀小懒" got "抱歉，我没听清" — telling a child it was not heard."""
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
     main.push(Reply(garbage))
     heard = Heard()
     async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
-        await agent.on_user("你好呀小懒")
+        await agent.on_user(line)
         assert agent.current is None
-    assert heard.speech == [CHAT_FRIENDLY]
+    assert heard.speech == [answer]
 
 
 async def test_a_chat_answer_that_repeats_itself_is_heard_once_and_short(nursery, offline_games) -> None:

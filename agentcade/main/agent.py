@@ -104,10 +104,11 @@ NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名
 NOT_FOUND = "我还不会玩这个游戏。"
 CHAT_FALLBACK = "抱歉，我没听清，你能再说一遍吗？"
 CHAT_FRIENDLY = "嘿嘿，我在呢！我最拿手的是陪你玩游戏，想玩的话说“玩”加上游戏名就行。"
-GREETING_REPLY = "你好呀！我是小懒，想玩游戏的话，说“玩”加上游戏名就行。"
-_GREETING = re.compile(r"^(?:小懒)?(?:你好|您好|嗨|哈喽|hello|hi|早上好|早安|中午好|下午好|晚上好)")
 """Code's own answer to chat the model could not answer (nothing speakable, no answer in
-its steps, or a refused start): a child who was heard is never told "没听清"."""
+its steps): a child who was heard is never told "没听清"."""
+GREETING_REPLY = "你好呀！我是小懒，想玩游戏的话，说“玩”加上游戏名就行。"
+"""... and to a greeting the model could not answer (``_GREETING``)."""
+_GREETING = re.compile(r"^(?:小懒)?(?:你好|您好|嗨|哈喽|hello|hi|早上好|早安|中午好|下午好|晚上好)")
 NO_GAME_NAMED = "这句话里没有说要玩哪个游戏：不要开始游戏，直接用一两句话回答用户。"
 """The tool result of a ``start_game`` refused in code: the line named no game (a weak model
 started 猜谜语 on "讲个笑话吧")."""
@@ -302,13 +303,13 @@ class MainAgent:
             return
         await self._say(games_text(self.registry.games))
 
-    async def _ask_model(self, text: str, named: str = "", *, may_start: bool = True) -> None:
+    async def _ask_model(self, text: str, named: str, *, may_start: bool) -> None:
         """The model's turn, for what code could not tell; code takes over when it fails.
 
         ``named`` is the game the line names (the router's, handed down). A ``start_game``
-        for a line that neither names nor asks for a game (``may_start`` false) is refused in
-        code and the model is asked once more, without tools, for a plain answer; chat the model cannot answer gets code's
-        friendly line (``CHAT_FRIENDLY``).
+        for a line that neither names nor asks for a game (``may_start`` false) is refused
+        in code and the model is asked once more, without tools, for a plain answer; chat
+        the model cannot answer gets code's friendly line (``_friendly``).
         """
         messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompt()}]
         messages += self._model_history()

@@ -46,7 +46,6 @@ from tests.game_helpers import (
     state_of,
     texts,
     tool_results,
-    user_events,
 )
 
 TARGET, NEXT = 13, 7
@@ -237,10 +236,8 @@ async def test_five_wrong_guesses_lose_and_reveal_the_number(hosts, fake) -> Non
     # the round is over: a sixth guess is not judged, the end does not reveal again
     over, _ = await guess_in(host, hosts, TARGET)
     assert over["outcome"] == "round_over"
-    fake.push(Reply("再见。"))
     end = await ask(host, "end", "结束游戏")
-    assert "answer" not in user_events(fake.requests[-1])[-1]["result"]
-    assert end[-1].text == "再见。"
+    assert [r.text for r in end] == ["你一共玩了一局，猜中了零局。"]  # the number was said already
 
 
 @pytest.mark.parametrize("said", ["五次机会用完了吗", "第二局", "还有几次"])
@@ -423,10 +420,7 @@ async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_number(ho
     host = await started(hosts, fake)
     stuck, end = await end_while_the_model_hangs(host, fake, "你喜欢什么")
     assert [r.text for r in stuck] == [INTERRUPTED]
-    result = user_events(fake.requests[-1])[-1]["result"]
-    assert result["answer"] == TARGET
-    assert result["already_said"] == ["我想的数是十三。"]
-    assert [r.text for r in end] == ["我想的数是十三。", "再见。"]
+    assert [r.text for r in end] == ["我想的数是十三。你一共玩了一局，猜中了零局。"]
     assert end[-1].session == "ended"
     assert not host.has_session("c")
 
@@ -437,16 +431,11 @@ async def test_end_sums_up_rounds_and_wins(hosts, fake) -> None:
     fake.push(call("start_game"), Reply("再来一局。"))
     await ask(host, "message", "再来一局")
     await guess_in(host, hosts, 3)
-    fake.push(Reply("今天就到这里。"))
+    fake.push(Reply("谢谢你的回答，这是一局有趣的游戏。"))  # what the weak model said instead
+    requests = len(fake.requests)
     end = await ask(host, "end", "结束游戏")
-    assert user_events(fake.requests[-1])[-1]["result"] == {
-        "rounds": 2,
-        "wins": 1,
-        "message": "你一共玩了两局，猜中了一局。",
-        "answer": NEXT,
-        "already_said": ["我想的数是七。"],
-    }
-    assert [r.text for r in end] == ["我想的数是七。", "今天就到这里。"]
+    assert [r.text for r in end] == ["我想的数是七。你一共玩了两局，猜中了一局。"]
+    assert len(fake.requests) == requests  # the game's own words: no model re-words them
     assert end[-1].session == "ended"
 
 

@@ -26,6 +26,8 @@ from agentcade.game.loader import builtin_games_dir
 from agentcade.llm import ChatModel, OpenAIChatModel
 from agentcade.main.agent import (
     BUSY_TEXT,
+    CHAT_FRIENDLY,
+    GREETING_REPLY,
     MODEL_DOWN,
     REMOTE_FAILED,
     REMOTE_SLOW,
@@ -580,3 +582,43 @@ async def test_quit_waits_for_the_goodbye_that_reveals_the_answer(nursery, tmp_p
     async with remote_pipeline(nursery, Scripted(end="slow_goodbye"), heard, tmp_path) as (agent, _, _s):
         await agent.on_user("玩回声")
     assert heard.speech == ["远程start", "好的，我来公布答案，稍等。", "答案是小猫。"]
+
+
+async def test_a_models_start_game_for_a_line_that_asks_for_no_game_is_refused(nursery, offline_games) -> None:
+    """Issue 25: the weak model started 猜谜语 on "讲个笑话吧"; code refuses, the model answers."""
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply(tool_calls=[("start_game", {"game_id": "riddle"})]))
+    main.push(Reply("小兔子为什么不吃窝边草？因为它怕被发现。"))
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, records):
+        await agent.on_user("讲个笑话吧")
+        await agent.wait_idle()
+        assert agent.current is None
+    assert heard.speech == ["小兔子为什么不吃窝边草？因为它怕被发现。"]
+    assert main.requests[1].get("tools") in (None, [])  # asked again for words, not tools
+    assert records.of("start_refused")
+
+
+@pytest.mark.parametrize("garbage", ["", '{"name": "start_game", "arguments": {}}', "```\n```"])
+@pytest.mark.parametrize(("line", "answer"), [("你好呀小懒", GREETING_REPLY), ("讲个笑话", CHAT_FRIENDLY)])
+async def test_chat_the_model_fails_gets_a_friendly_line_not_not_heard(
+    nursery, offline_games, garbage, line, answer
+) -> None:
+    """Issue 25: "你好呀小懒" got "抱歉，我没听清" — telling a child it was not heard."""
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply(garbage))
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user(line)
+        assert agent.current is None
+    assert heard.speech == [answer]
+
+
+async def test_a_chat_answer_that_repeats_itself_is_heard_once_and_short(nursery, offline_games) -> None:
+    """Issue 25: the weak model told "讲个笑话吧" a joke whose two lines came four times."""
+    main: FakeOpenAI = await nursery.start(serve_fake_openai)
+    main.push(Reply("我问他：“你今天过得怎么样？”他说：“挺好的，谢谢。”" * 4 + "哈哈。" * 100))
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user("讲个笑话吧")
+    assert heard.speech == ["我问他：“你今天过得怎么样？”他说：“挺好的，谢谢。”哈哈。"]

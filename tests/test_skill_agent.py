@@ -544,3 +544,39 @@ async def test_the_final_reply_is_spoken_sentence_by_sentence_while_the_model_st
     assert got[-1][1] - got[0][1] > 0.1
     assert fake.requests[-1]["stream"] is True
     assert fake.requests[-1]["max_tokens"] == MAX_TOKENS
+
+
+# -- issue 25: what code decided is what is heard -------------------------------------
+
+
+async def test_a_model_sentence_claiming_progress_the_game_did_not_make_is_dropped(
+    fake, probe, make_host
+) -> None:
+    fake.push(Reply("开局口令"), Reply("好，重新想一个数。画好了，这是第三题。你接着猜吧。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "再来一局")
+    assert "".join(r.text for r in replies) == "你接着猜吧。"
+
+
+async def test_a_model_reply_never_repeats_a_sentence_and_stops_at_200_characters(
+    fake, probe, make_host
+) -> None:
+    surface = "外面阳光很好，小美却在客厅里撑开一把伞，放在地上一整个下午，谁也不去收。"
+    rambling = "".join(f"{surface}第{i}遍说给你听，好不好呀？" for i in range(12))  # 535+ chars
+    fake.push(Reply("开局口令"), Reply(f"{surface}{surface}{rambling}"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "要")
+    said = "".join(r.text for r in replies)
+    assert len(rambling) > 500
+    assert said.count(surface) == 1
+    assert len(said) <= 200
+
+
+async def test_a_progress_claim_stands_when_a_game_tool_ran_this_turn(fake, probe, make_host) -> None:
+    fake.push(Reply("开局口令"), Reply(tool_calls=[("count", {"n": 1})]), Reply("好，重新想一个数。你猜吧。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    replies = await ask(host, "c1", "message", "再来一局")
+    assert "".join(r.text for r in replies) == "好，重新想一个数。你猜吧。"

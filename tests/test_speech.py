@@ -74,3 +74,13 @@ async def test_a_required_text_spoken_at_once_is_not_repeated_by_the_final_reply
     assert await turn.speak_required() == ["猜中了！就是十五。", "我想好了一个一到二十之间的数，你有五次机会。"]
     final = turn.final_reply("太棒了，就是十五！好呀，我想好了一个一到二十之间的数，你有五次机会。加油！")
     assert final.text == "好呀，加油！"
+
+
+def test_model_words_keep_each_sentence_once_and_stop_at_the_limit() -> None:
+    from agentcade.core.speech import MODEL_WORDS_LIMIT, model_words
+
+    joke = "我问他：“你好吗？”他说：“挺好的。”"
+    said = model_words(joke * 4 + "哈哈哈哈。" + "今天天气真好呀。" * 60)
+    assert said == "我问他：“你好吗？”他说：“挺好的。”哈哈哈哈。今天天气真好呀。"
+    long = "".join(f"第{i}句话说给你听呀。" for i in range(100))
+    assert 0 < len(model_words(long)) <= MODEL_WORDS_LIMIT

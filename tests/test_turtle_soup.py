@@ -215,7 +215,7 @@ async def test_each_input_is_judged_once(game, fake) -> None:
         Reply(tool_calls=[("ask_question", {}), ("propose_solution", {})]),
         Reply("你能换个说法吗？"),
     )
-    await host.ask("message", "嗯嗯这个")
+    await host.ask("message", "嗯嗯大象跳舞那个")
     assert len(fake.requests) == 3  # one judge call, in the hook; the tools judge no more
     results = tool_results(fake.requests[2])
     assert [r["outcome"] for r in results] == ["already_judged", "already_judged"]
@@ -277,10 +277,11 @@ async def test_give_up_reveals_the_bottom(game, fake) -> None:
     assert replies[-1].text == f"好吧，我来揭晓。汤底是：{puzzle.bottom}要不要再来一个？"
     assert host.agent.revealed
     assert host.agent.solved == 0
-    fake.push(Reply("再见。"))
+    requests = len(fake.requests)
     end = await host.ask("end", "结束游戏")
-    assert "bottom" not in user_events(fake.requests[-1])[-1]["result"]  # not said twice
-    assert end[-1].text == "再见。"
+    assert puzzle.bottom not in end[-1].text  # not said twice
+    assert end[-1].text == "这一局你一共问了零个问题，喝了一道汤，这次没有解开，下次加油。"
+    assert len(fake.requests) == requests  # the ending is code's: no model re-words it
     assert end[-1].session == "ended"
 
 
@@ -371,7 +372,9 @@ async def test_end_during_a_slow_judge_cancels_it_and_reveals_the_bottom(game, f
             end = await host.ask("end", "结束游戏")
     assert pending[0][-1].text == INTERRUPTED
     assert puzzle.bottom not in "".join(r.text for r in pending[0])
-    assert [r.text for r in end] == [f"这道汤的汤底是：{puzzle.bottom}", "下次再玩。"]
+    assert [r.text for r in end] == [
+        f"这道汤的汤底是：{puzzle.bottom}这一局你一共问了零个问题，喝了一道汤，这次没有解开，下次加油。"
+    ]
     assert end[-1].session == "ended"
     assert host.agent.questions == 0
     assert host.agent.judge_model is None
@@ -391,15 +394,11 @@ async def test_end_sums_up(game, fake) -> None:
     for v in ("no", "yes"):
         fake.push(verdict(v))
         await host.ask("message", "问一个问题吗")
-    fake.push(Reply("这一局就到这里。"))
+    fake.push(Reply("谢谢你的回答，这是一道有趣的故事。"))  # what the weak model said instead
     end = await host.ask("end", "结束游戏")
-    result = user_events(fake.requests[-1])[-1]["result"]
-    assert result["questions"] == 2
-    assert result["solved"] == 0
-    assert result["puzzles"] == 1
-    assert result["bottom"] == puzzle.bottom
-    assert result["message"] == "这一局你一共问了两个问题，喝了一道汤，这次没有解开，下次加油。"
-    assert puzzle.bottom in "".join(r.text for r in end)
+    assert [r.text for r in end] == [
+        f"这道汤的汤底是：{puzzle.bottom}这一局你一共问了两个问题，喝了一道汤，这次没有解开，下次加油。"
+    ]
     assert end[-1].session == "ended"
 
 
@@ -561,7 +560,66 @@ async def test_moving_to_the_next_puzzle_tells_the_unsolved_bottom(game, fake) -
 def test_every_puzzles_own_truth_can_solve_it_and_its_surface_cannot(module) -> None:
     """The code bar on a referee's ``solved`` never blocks a real solution."""
     for puzzle in module.agent.PUZZLES:
-        assert module.referee.could_solve(puzzle, "，".join(puzzle.key_points)), puzzle.id
-        assert module.referee.could_solve(puzzle, puzzle.bottom), puzzle.id
-        assert not module.referee.could_solve(puzzle, puzzle.surface), puzzle.id
-        assert not module.referee.could_solve(puzzle, "他是一个人吗"), puzzle.id
+        assert module.referee.covers_key_points(puzzle, "，".join(puzzle.key_points)), puzzle.id
+        assert module.referee.covers_key_points(puzzle, puzzle.bottom), puzzle.id
+        assert not module.referee.covers_key_points(puzzle, puzzle.surface), puzzle.id
+        assert not module.referee.covers_key_points(puzzle, "他是一个人吗"), puzzle.id
+
+
+# --------------------------------------------------------------------------- issue 25: a referee that cannot be fooled
+
+FALSE_SOLVES = [  # what the weak local model called the whole truth (issue 25), one a puzzle
+    ("puppy_birthday", "寿星是小朋友吗"),
+    ("puppy_birthday", "是小狗吗"),
+    ("umbrella_indoors", "他是一个人吗"),
+    ("umbrella_indoors", "是不是因为下雨了"),
+]
+
+
+@pytest.mark.parametrize(("puzzle_id", "line"), FALSE_SOLVES)
+async def test_a_judges_solved_for_a_line_missing_key_points_reveals_nothing(
+    game, fake, module, puzzle_id, line
+) -> None:
+    host = await started(game, fake)
+    host.agent.puzzle = next(p for p in module.agent.PUZZLES if p.id == puzzle_id)
+    fake.push(verdict("yes", solved=True))
+    replies = await host.ask("message", line)
+    said = "".join(r.text for r in replies)
+    assert host.agent.puzzle.bottom not in said
+    assert not host.agent.revealed
+    assert host.agent.solved == 0
+    assert said == "是。"
+
+
+async def test_the_judge_is_asked_for_structured_output(game, fake) -> None:
+    host = await started(game, fake)
+    fake.push(verdict("no"))
+    await host.ask("message", "她是故意的吗")
+    schema = fake.requests[-1]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["verdict"]["enum"] == ["yes", "no", "irrelevant", "close", "unclear"]
+
+
+async def test_an_endpoint_without_structured_output_is_asked_again_in_plain_text(game, fake) -> None:
+    host = await started(game, fake)
+    fake.push(Fail(400, headers=NO_RETRY), verdict("no"))
+    replies = await host.ask("message", "她是故意的吗")
+    assert replies[-1].text == "不是。"
+    assert "response_format" not in fake.requests[-1]
+    assert "response_format" in fake.requests[-2]
+
+
+async def test_say_the_surface_again_repeats_the_story_from_the_games_state(game, fake) -> None:
+    host = await started(game, fake)
+    replies = await host.ask("message", "再说一遍汤面")
+    assert host.agent.puzzle.surface in replies[-1].text
+    assert fake.requests == []  # no judge, no host model: code answers
+
+
+async def test_a_line_without_a_content_word_is_not_sent_to_the_judge(game, fake) -> None:
+    """A weak judge ruled "要" with "是。"; code knows there is nothing to rule on."""
+    host = await started(game, fake)
+    fake.push(Reply("你想问什么呢？用是或不是能回答的问题问我吧。"))
+    replies = await host.ask("message", "要")
+    assert replies[-1].text != "是。"
+    assert all(is_host(r) for r in fake.requests)
+    assert host.agent.questions == 0

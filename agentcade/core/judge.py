@@ -83,7 +83,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -814,11 +814,15 @@ def _span_ends(tokens: Sequence[_Token], start: int, form: _Form) -> list[int]:
 _FREE, _ANSWERED, _MOD_FREE, _MOD_ANSWERED = 1, 2, 4, 8
 
 
-def _segments(tokens: Sequence[_Token], answer_ends: Sequence[Sequence[int]]) -> bool:
+def _segments(tokens: Sequence[_Token], answer_ends: Callable[[int], Sequence[int]]) -> bool:
     """Can the tokens be cut into answer spans (>= 1), padding and modifier phrases?
 
     Modifiers must lead into an answer span and suffixes must follow one. Linear in the
     number of tokens: a constant number of states and phrase lookups per position.
+    ``answer_ends(i)`` is asked only for positions the cut can reach: the answer spans
+    (pinyin edit costs, most of the work) are not computed where no cut can start, so a
+    name tried at every window of a line stops at the first character that is neither
+    padding nor the name.
     """
     size = len(tokens)
     texts = [t[1] if t[0] != "n" else "" for t in tokens]
@@ -828,7 +832,7 @@ def _segments(tokens: Sequence[_Token], answer_ends: Sequence[Sequence[int]]) ->
         state = reach[i]
         if not state:
             continue
-        for j in answer_ends[i]:
+        for j in answer_ends(i):
             reach[j] |= _ANSWERED
             for suffix in _SUFFIXES_BY_FIRST.get(texts[j] if j < size else "", ()):
                 k = j + len(suffix)
@@ -869,17 +873,15 @@ def is_match(utterance: str, answer: str, aliases: Sequence[str] = ()) -> bool:
     numbers = {f.number for f in forms if f.number is not None}
     if text_forms:
         tokens = _tokens_plain(pre, answer=False)
-        if tokens:
-            ends = [
-                sorted({j for f in text_forms for j in _span_ends(tokens, i, f)})
-                for i in range(len(tokens))
-            ]
-            if _segments(tokens, ends):
-                return True
+        if tokens and _segments(
+            tokens, lambda i: sorted({j for f in text_forms for j in _span_ends(tokens, i, f)})
+        ):
+            return True
     if numbers:
-        tokens = _tokens_numeric(pre)
-        ends = [[i + 1] if t[0] == "n" and t[2] in numbers else [] for i, t in enumerate(tokens)]
-        if _segments(tokens, ends):
+        numeric = _tokens_numeric(pre)
+        if _segments(
+            numeric, lambda i: [i + 1] if numeric[i][0] == "n" and numeric[i][2] in numbers else []
+        ):
             return True
     return False
 

@@ -17,11 +17,14 @@ from agentcade.core.protocol import MAX_TEXT
 
 __all__ = [
     "MAX_INPUT",
+    "MODEL_WORDS_LIMIT",
     "SENTENCE_ENDS",
     "SentenceSplitter",
     "as_sentence",
     "clip_input",
     "clip_text",
+    "model_words",
+    "sentence_key",
     "speakable",
     "split_sentences",
 ]
@@ -33,6 +36,12 @@ ASR gives a sentence or two (rarely 60 characters); a pasted page is not speech.
 bound keeps the cost of routing and judging one line small: both compare pinyin in
 windows of the line, about 0.4 ms of CPU per character (tests/bench/bench_input.py).
 """
+
+MODEL_WORDS_LIMIT = 200
+"""Characters of a model's own words spoken for one line; sentences past it are dropped.
+
+A weak model repeated a 汤面 ten times (535 characters) and a joke's two lines four times in
+one reply. Words code wrote (a game's ``must_say`` and ``turn.reply``) are not counted."""
 
 SENTENCE_ENDS = "。！？!?；;…"
 """Where a clipped text may be cut: after a full sentence."""
@@ -118,6 +127,33 @@ def speakable(text: str) -> str:
     lines = [_SPACE_RE.sub(" ", line).strip() for line in text.splitlines()]
     text = " ".join(line for line in lines if line)
     return text.strip(" ，,、：:")
+
+
+def sentence_key(sentence: str) -> str:
+    """What makes a sentence the same sentence again: its letters and digits, lowercased."""
+    return "".join(ch for ch in sentence.lower() if ch.isalnum())
+
+
+def model_words(text: str, limit: int = MODEL_WORDS_LIMIT) -> str:
+    """A model's reply as it may be heard: each sentence once, up to ``limit`` characters.
+
+    The streamed path of a game (``SkillAgent``) applies the same two rules sentence by
+    sentence; this is the whole-text form, for the main agent's chat.
+    """
+    splitter = SentenceSplitter()
+    kept: list[str] = []
+    seen: set[str] = set()
+    size = 0
+    for sentence in [*splitter.feed(text), splitter.rest()]:
+        key = sentence_key(sentence)
+        if not key or key in seen:
+            continue
+        if size + len(sentence) > limit:
+            break
+        seen.add(key)
+        kept.append(sentence)
+        size += len(sentence)
+    return "".join(kept).strip()
 
 
 class SentenceSplitter:

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from agentcade.core.protocol import GameInput
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import Skill
-from agentcade.core.speech import SentenceSplitter, speakable
+from agentcade.core.speech import MODEL_WORDS_LIMIT, SentenceSplitter, sentence_key, speakable
 from agentcade.core.tools import Tool, collect_tools, failure_sentence
 from agentcade.core.trace import NULL_TRACE, Trace, caller_scope
 from agentcade.device.proxy import RobotProxy
@@ -51,7 +51,7 @@ from agentcade.llm import (
     speak_results,
 )
 
-__all__ = ["COMMON_PROMPT", "SkillAgent", "has_verdict"]
+__all__ = ["COMMON_PROMPT", "SkillAgent", "claims_progress", "has_verdict"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,10 @@ CONTINUE_LINES: Mapping[str, str] = {
 new (a final reply always has text)."""
 VERDICT_WORDS = ("猜对", "答对", "猜中", "说对了", "猜错", "答错", "不对哦", "得分", "加分", "扣分")
 _POINTS_RE = re.compile(r"得[了到]?[一二两三四五六七八九十\d]+分")
+_PROGRESS_RE = re.compile(
+    r"第[一二两三四五六七八九十百\d]+(?:题|道|局|轮|幅)|重新想|画好[了啦]|画完[了啦]|听好了|下一[题道个局幅]是"
+)
+"""Words that claim the game moved on (这是第三题, 重新想一个数, 画好了, 听好了：<a riddle>)."""
 
 _SAY_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -369,6 +373,7 @@ class SkillAgent:
             known = ", ".join(["say", *type(self).tools])
             result = {"error": f"Unknown tool: {name}. Tools: {known}"}
         result = await self._spoken_now(turn, mark, result) or {}
+        round_.acted = round_.acted or (name != "say" and not result.get("error"))
         self.trace.record("tool_call", tool=name, arguments=arguments, result=result)
         return result
 
@@ -415,6 +420,12 @@ class _Round:
     tool_calls: int = 0
     model_replies: int = 0
     capped: set[str] = field(default_factory=set)
+    heard: set[str] = field(default_factory=set)
+    """The model's sentences kept this turn (normal form): a repeat is dropped."""
+    model_chars: int = 0
+    """Characters of the model's own words kept this turn (``MODEL_WORDS_LIMIT``)."""
+    acted: bool = False
+    """A game tool ran without error this turn: the game may have moved on."""
 
 
 def _direct(turn: Turn) -> str | None:
@@ -425,6 +436,11 @@ def _direct(turn: Turn) -> str | None:
 def has_verdict(text: str) -> bool:
     """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 得三分 …)."""
     return any(word in text for word in VERDICT_WORDS) or bool(_POINTS_RE.search(text))
+
+
+def claims_progress(text: str) -> list[str]:
+    """What ``text`` claims the game did (第三题, 重新想, 画好, 听好了 …), as stems."""
+    return [re.sub(r"[了啦]$", "", m.group()) for m in _PROGRESS_RE.finditer(text)]
 
 
 def _unspoken(result: Any) -> Any:
@@ -456,8 +472,12 @@ class _Speech:
     With a ``StreamingChatModel`` each finished sentence goes out as an intermediate reply
     while the model generates (the last one is held back: it becomes the final reply, which
     must have text). Every sentence passes ``speakable`` (no markup, JSON, tool calls or
-    speaker tags), loses repeats of required texts already spoken, and loses a verdict
-    (猜对了, 得分) in a turn where nothing judged (``has_verdict``).
+    speaker tags), loses repeats of required texts already spoken and of its own sentences,
+    loses a verdict (猜对了, 得分) in a turn where nothing judged (``has_verdict``) and a
+    claim of progress the game's code did not make this turn (``claims_progress``: "这是第
+    三题" with no new question, "重新想一个数" with no new round), and stops at
+    ``MODEL_WORDS_LIMIT`` characters. What code decided is spoken as code wrote it
+    (``must_say``, ``turn.reply``); the model only adds to it.
     """
 
     def __init__(self, agent: SkillAgent, turn: Turn, round_: _Round) -> None:
@@ -520,10 +540,35 @@ class _Speech:
 
     def _clean(self, sentence: str) -> str:
         text = self._turn.without_repeats(speakable(sentence))
-        if text and not self._may_judge(text):
+        if not text:
+            return ""
+        if not self._may_judge(text):
             self._agent.trace.record("verdict_dropped", text=text)
             return ""
+        if not self._may_claim(text):
+            self._agent.trace.record("progress_dropped", text=text)
+            return ""
+        key = sentence_key(text)
+        if key in self._round.heard:
+            self._agent.trace.record("repeat_dropped", text=text)
+            return ""
+        if self._round.model_chars + len(text) > MODEL_WORDS_LIMIT:
+            self._agent._cap(self._round, "model_words", MODEL_WORDS_LIMIT)
+            return ""
+        self._round.heard.add(key)
+        self._round.model_chars += len(text)
         return text
+
+    def _may_claim(self, text: str) -> bool:
+        """A claim of progress stands only when this turn's code made it: a number (第三题)
+        must be the one the hook or a tool said; "重新想", "画好了" need a game tool that ran
+        this turn (the weak model said "好，重新想一个数" and called nothing)."""
+        produced = json.dumps(self._round.results, ensure_ascii=False, default=str)
+        for claim in claims_progress(text):
+            numbered = claim.startswith("第")
+            if claim not in produced and (numbered or not self._round.acted):
+                return False
+        return True
 
     def _may_judge(self, text: str) -> bool:
         if not has_verdict(text) or (self._turn.judged and self._turn.kind == "message"):

@@ -13,6 +13,8 @@ Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentcade.core.settings import LLMSettings
 from agentcade.llm.base import (
     ChatModel,
@@ -48,8 +50,10 @@ def offline_notice() -> str:
     return "未配置大模型（LLM_BASE_URL / LLM_API_KEY），使用离线模型。"
 
 
-def make_model(settings: LLMSettings, *, stream: bool = False) -> ChatModel:
+def make_model(
+    settings: LLMSettings, *, stream: bool = False, response_format: dict[str, Any] | None = None
+) -> ChatModel:
     """``OfflineModel`` when ``settings.offline``, else ``OpenAIChatModel``."""
     if settings.offline:
         return OfflineModel()
-    return OpenAIChatModel(settings, stream=stream)
+    return OpenAIChatModel(settings, stream=stream, response_format=response_format)

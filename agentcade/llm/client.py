@@ -55,10 +55,21 @@ class OpenAIChatModel:
         max_retries: retries on connection errors, 408/409/429/5xx (not when the server
             sends ``x-should-retry: false``), each after ``Retry-After`` capped at
             :data:`RETRY_AFTER_CAP`, while the budget lasts.
+        response_format: structured output (``{"type": "json_schema", ...}``) asked for
+            calls without tools. An endpoint that refuses it (HTTP 400) is asked again
+            without it, and not asked for it any more: the caller checks the text itself.
     """
 
-    def __init__(self, settings: LLMSettings, *, stream: bool = False, max_retries: int = 1) -> None:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        stream: bool = False,
+        max_retries: int = 1,
+        response_format: dict[str, Any] | None = None,
+    ) -> None:
         self.name = settings.model
+        self._response_format = response_format
         self._settings = settings
         self._stream = stream
         self._secret = settings.api_key.get_secret_value() if settings.api_key else ""
@@ -97,6 +108,8 @@ class OpenAIChatModel:
         }
         if tools:
             kwargs["tools"] = tools
+        elif self._response_format is not None:
+            kwargs["response_format"] = self._response_format
         budget = self._settings.timeout
         heard = False
 
@@ -112,6 +125,10 @@ class OpenAIChatModel:
                 try:
                     return await self._attempt(kwargs, None if on_text is None else tracked)
                 except ModelError as exc:
+                    if "response_format" in kwargs and _refused_request(exc.__cause__):
+                        self._response_format = None  # not supported here: plain text from now on
+                        del kwargs["response_format"]
+                        continue
                     delay = _retry_delay(exc.__cause__)
                     left = scope.deadline - trio.current_time()
                     # A retry after streamed text reached the caller would say it twice.
@@ -256,6 +273,11 @@ class _SharedClients:
 
 
 _CLIENTS = _SharedClients()
+
+def _refused_request(cause: BaseException | None) -> bool:
+    """The endpoint refused the request as such (HTTP 400/422): an option it does not know."""
+    return isinstance(cause, openai.APIStatusError) and cause.status_code in (400, 422)
+
 
 def _retry_delay(cause: BaseException | None) -> float | None:
     """How long to wait before retrying after ``cause``; None: do not retry."""

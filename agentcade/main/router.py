@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from agentcade.core.ending import is_end_request
@@ -47,6 +48,14 @@ class Route:
     kind: RouteKind
     game_id: str = ""
     why: str = ""
+    named: str = ""
+    """The first game the line names at all (the loose rule of ``find_named``), worked out
+    with the route: the main agent hands it down instead of matching the line again (a
+    model's ``start_game`` for a line that names no game is refused; a failed model
+    starts the game named)."""
+    asks_game: bool = False
+    """The line asks for a game without naming one ("来个动脑筋的游戏吧"): the model may pick
+    one. A line that neither names nor asks for a game ("讲个笑话吧") never starts one."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,7 @@ _PLAY_SOMETHING = re.compile(
     r"^(?:我|我们|咱们)?(?:想|要|想要)?(?:来|一起)?(?:玩|完)(?:个|一个|一下|会儿|一会儿|点)?(?:游戏)?"
     r"(?:吧|呀|啊|呗)?$|^(?:我们|咱们)?来(?:玩)?(?:个|一个)?游戏(?:吧|呀|啊)?$"
 )
+_ASKS_GAME = re.compile(r"游戏|玩")
 _QUESTION = re.compile(r"[吗么嘛呢?]$|怎么|什么|是啥|好玩|难不难|规则")
 
 
@@ -93,9 +103,12 @@ def route(text: str, games: Sequence[Declaration], current: str | None) -> Route
     if not said:
         return Route("forward" if current else "model", why="nothing to route")
     mentions = _mentions(said, games)
-    if current is not None:
-        return _in_game(said, mentions, current)
-    return _outside(said, mentions)
+    decided = _in_game(said, mentions, current) if current is not None else _outside(said, mentions)
+    return replace(
+        decided,
+        named=mentions[0].game_id if mentions else "",
+        asks_game=bool(_ASKS_GAME.search(said)),
+    )
 
 
 def _in_game(said: str, mentions: list[_Mention], current: str) -> Route:
@@ -152,7 +165,7 @@ def _mentions(said: str, games: Sequence[Declaration]) -> list[_Mention]:
     found: list[_Mention] = []
     for info in games:
         for name in dict.fromkeys((info.name, *info.aliases, info.id)):
-            key = normalize(name)
+            key = _key(name)
             if not key:
                 continue
             start = said.find(key)
@@ -170,6 +183,12 @@ def _mentions(said: str, games: Sequence[Declaration]) -> list[_Mention]:
         if all(m.end <= k.start or m.start >= k.end for k in kept):
             kept.append(m)
     return sorted(kept, key=lambda m: m.start)
+
+
+@lru_cache(maxsize=512)
+def _key(name: str) -> str:
+    """A game name's normal form, worked out once per name rather than once per line."""
+    return normalize(name)
 
 
 def find_named(text: str, games: Sequence[Declaration]) -> str | None:

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import trio
 
 from agentcade import effects
-from agentcade.judge import help_request, is_match, normalize
+from agentcade.judge import help_request, is_match, looks_like_guess, normalize
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent
 from agentcade.tools import tool
@@ -152,7 +152,9 @@ class GameAgent(SkillAgent):
             result = await self._right(turn, animal)
         elif (routed := await self._not_a_guess(turn)) is not None:
             result = routed
-        elif open_ and self._names_another_animal(turn.text):
+        elif open_ and (self._names_another_animal(turn.text) or looks_like_guess(turn.text)):
+            # "小鸟" is no animal of the library but a guess all the same: judged here and heard
+            # as judged (the weak model answered it with only "你猜小鸟吗？").
             turn.judged = True
             result = await self._wrong()
         else:
@@ -171,7 +173,9 @@ class GameAgent(SkillAgent):
         )
 
     async def on_end(self, turn) -> dict:
-        return self._end(turn)
+        result = self._end(turn)
+        turn.reply(result["message"])  # 揭晓和总结由代码照原样说，不用再问大模型
+        return result
 
     # -- tools -----------------------------------------------------------------------
 

@@ -99,11 +99,14 @@ class GameAgent(SkillAgent):
     async def on_end(self, turn) -> dict:
         result = {"rounds": self.rounds, "wins": self.wins,
                   "message": f"你一共玩了{times(self.rounds)}局，猜中了{times(self.wins)}局。"}
+        reveal = ""
         if not self.finished:
             answer = spoken(self.target)
             turn.must_say(answer, fallback=f"我想的数是{answer}。")
+            reveal = f"我想的数是{answer}。"
             result["answer"] = self.target
             self.finished = True
+        turn.reply(reveal + result["message"])  # 揭晓和总结由代码照原样说，不用再问大模型
         return result
 
     async def on_message(self, turn) -> dict | None:

@@ -52,8 +52,9 @@ class GameAgent(SkillAgent):
 
     async def on_end(self, turn) -> dict:
         answer, d = self.reveal(turn).get("answer"), self.riddles  # 没揭晓的谜底要说出来
-        return {"asked": d.asked, "solved": d.solved, "answer": answer,
-                "message": f"今天猜了{d.asked}个谜语，猜对了{d.solved}个。"}
+        summary = f"今天猜了{d.asked}个谜语，猜对了{d.solved}个。"
+        turn.reply((f"谜底是{answer}。" if answer else "") + summary)  # 揭晓和总结由代码照原样说
+        return {"asked": d.asked, "solved": d.solved, "answer": answer, "message": summary}
 
     async def _answer(self, turn, verdict: str) -> dict:
         if verdict == "hint":

@@ -29,7 +29,16 @@ from agentcade.tools import tool
 
 from .config import Settings
 from .library import PlayedStore, Puzzle, load_puzzles, pick
-from .referee import Kind, Verdict, could_solve, judge_messages, offline_verdict, parse_verdict
+from .referee import (
+    VERDICT_SCHEMA,
+    Kind,
+    Verdict,
+    covers_key_points,
+    judge_messages,
+    offline_verdict,
+    parse_verdict,
+    says_anything,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +48,10 @@ PUZZLES = load_puzzles()
 ANSWERS = {"yes": "是。", "no": "不是。", "irrelevant": "这个不重要。", "close": "很接近了！"}
 OPENING = "我讲一个奇怪的小故事，你用能回答是或不是的问题来猜背后的真相。"
 _NEXT_WORDS = ("下一个", "再来一个", "换一个", "下一道", "换一道", "再来一道", "新的")
+_REPEAT_WORDS = ("再说一遍", "再讲一遍", "再念一遍", "重复一遍", "再说一次", "再讲一次", "没听清", "汤面是什么")
+"""A request to hear the 汤面 again: answered from the game's state, never by a model (a
+weak judge ruled "再说一遍汤面" with "是。"). The runtime's generic repeat hook may take
+this over; until then it lives here."""
 _SOLUTION_WORDS = ("我知道了", "我觉得", "我猜", "真相是", "汤底是", "原来", "答案是", "应该是")
 
 
@@ -121,6 +134,9 @@ class GameAgent(SkillAgent):
             result = self.give_up(turn)
             turn.reply(f"好吧，我来揭晓。汤底是：{self.puzzle.bottom}要不要再来一个？")
             return result
+        if any(word in turn.text for word in _REPEAT_WORDS):
+            turn.reply(f"好的，再说一遍汤面：{self.puzzle.surface}")
+            return {"outcome": "repeated", "surface": self.puzzle.surface}
         if any(word in turn.text for word in _NEXT_WORDS):
             return None  # 换题：交给大模型调用 next_puzzle
         kind: Kind = "solution" if _is_solution(turn.text) else "question"
@@ -136,11 +152,14 @@ class GameAgent(SkillAgent):
             "solved": self.solved,
             "message": self._summary(),
         }
+        reveal = ""
         if self.puzzle is not None and not self.revealed:
             self.revealed = True
             bottom = self.puzzle.bottom
             turn.must_say(bottom, fallback=f"这道汤的汤底是：{bottom}")
+            reveal = f"这道汤的汤底是：{bottom}"
             result["bottom"] = bottom
+        turn.reply(reveal + result["message"])  # 揭晓和总结照原样说出来，不用再问大模型
         return result
 
     async def close(self) -> None:
@@ -262,11 +281,11 @@ class GameAgent(SkillAgent):
 
     async def _verdict(self, turn, puzzle: Puzzle, kind: Kind, text: str) -> Verdict | None:
         """The referee's judgement; None when the model failed or answered garbage."""
-        if self.settings.llm.offline:
-            return offline_verdict(puzzle, kind, text)
+        if self.settings.llm.offline or not says_anything(text):
+            return offline_verdict(puzzle, kind, text)  # no model, or nothing to judge
         if self.judge_model is None:
             llm = self.settings.llm.model_copy(update={"temperature": JUDGE_TEMPERATURE})
-            self.judge_model = make_model(llm)
+            self.judge_model = make_model(llm, response_format=VERDICT_SCHEMA)
         messages = judge_messages(puzzle, kind, text)
         answer: str | None = None
         async with trio.open_nursery() as nursery:
@@ -282,9 +301,9 @@ class GameAgent(SkillAgent):
         verdict = parse_verdict(answer)
         if verdict is None:
             log.warning("turtle_soup: unusable judge answer: %.200r", answer)
-        elif verdict.solved and not could_solve(puzzle, text):
-            log.info("turtle_soup: the judge called %.80r a solution; it tells nothing new", text)
-            verdict = Verdict(verdict.verdict, False)
+        elif verdict.solved and not covers_key_points(puzzle, text):
+            log.info("turtle_soup: the judge called %.80r a solution; it misses key points", text)
+            verdict = Verdict("close" if kind == "solution" else verdict.verdict, False)
         return verdict
 
     async def _soothe(self, turn) -> None:

@@ -6,9 +6,15 @@ prompt, no conversation — and which must answer with one JSON object::
 
     {"verdict": "yes|no|irrelevant|close|unclear", "solved": true|false}
 
-``parse_verdict`` reads that defensively (code fences, text around the object, Chinese
-verdict words, ``"true"`` as a string); anything else is ``None`` and the game asks the
-user to say it again.
+Where the endpoint supports structured output the answer is constrained by
+``VERDICT_SCHEMA`` (``response_format``); everywhere ``parse_verdict`` checks it in code
+(code fences, text around the object, Chinese verdict words, ``"true"`` as a string);
+anything else is ``None`` and the game asks the user to say it again. What is spoken is
+code's: one ruling sentence per verdict (``agent.ANSWERS``), never the judge's words.
+
+A judge's ``solved`` counts only when ``covers_key_points``: the line covers every key
+point of the puzzle (checked in code, over syllables). A weak judge called "寿星是小朋友吗"
+the whole truth on the first question and read the 汤底 out.
 
 ``offline_verdict`` is the stand-in used when no model is configured. It is ROUGH: it
 only measures how many syllables (folded over common speech-recognition confusions) the
@@ -22,7 +28,6 @@ to try the game without a model, not to play it well.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,10 +41,13 @@ from .library import Puzzle
 __all__ = [
     "JUDGE_PROMPT",
     "VERDICTS",
+    "VERDICT_SCHEMA",
     "Verdict",
+    "covers_key_points",
     "judge_messages",
     "offline_verdict",
     "parse_verdict",
+    "says_anything",
 ]
 
 Kind = Literal["question", "solution"]
@@ -59,6 +67,24 @@ JUDGE_PROMPT = """你是“海龟汤”情境猜谜游戏的裁判，只做判�
 - solved：玩家这一句已经说出了全部关键事实（意思对就行，不用字字相同）时为 true；只说中一部分为 false。
 
 只输出一个 JSON 对象，不要任何别的文字，例如：{"verdict": "yes", "solved": false}"""
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "verdict",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string", "enum": list(VERDICTS)},
+                "solved": {"type": "boolean"},
+            },
+            "required": ["verdict", "solved"],
+            "additionalProperties": False,
+        },
+    },
+}
+"""Structured output for the judge: one of the verdicts and a boolean, nothing else."""
 
 _KIND_LINE = {
     "question": "玩家问了一个问题",
@@ -146,6 +172,12 @@ def _syllables(text: str) -> set[str]:
     return out
 
 
+def says_anything(text: str) -> bool:
+    """Whether ``text`` has a content word at all: "要", "好吧", "是吗" have none, so code
+    calls them unclear without a judge (a weak judge ruled "要" with "是。")."""
+    return bool(_syllables(text))
+
+
 def _coverage(heard: set[str], point: set[str]) -> float:
     return len(heard & point) / len(point) if point else 0.0
 
@@ -159,19 +191,21 @@ def _point_syllables(puzzle: Puzzle, surface: set[str]) -> list[set[str]]:
     return points
 
 
-def could_solve(puzzle: Puzzle, text: str) -> bool:
-    """Whether ``text`` tells anything of the truth that the surface does not.
+def covers_key_points(puzzle: Puzzle, text: str) -> bool:
+    """Whether ``text`` states every key point of the puzzle (code's bar for "solved").
 
-    A referee model's ``solved`` is taken only for such a line: a weak model called "他是
-    一个人吗" the whole truth, which revealed the 汤底 and ended the puzzle. The bar is low
-    (half of one key point's own syllables and two syllables of the 汤底 beyond the
-    surface), so the model still decides paraphrases; code only rules out the impossible.
+    Each key point's syllables that the surface does not already tell must be at least
+    half heard, and three of all of them (or all, when fewer): one shared syllable ("小"
+    of 小朋友 for 小狗) covers no point. A referee model's ``solved`` is taken only for
+    such a line, so "他是一个人吗" or "寿星是小朋友吗" never reveal the 汤底; the 汤底 itself
+    and the key points said together solve every puzzle (tested over the library).
     """
     heard = _syllables(text)
-    surface = _syllables(puzzle.surface)
-    news = heard & (_syllables(puzzle.bottom) - surface)
-    points = _point_syllables(puzzle, surface)
-    return len(news) >= 2 and any(_coverage(heard, p) >= 0.5 for p in points)
+    points = _point_syllables(puzzle, _syllables(puzzle.surface))
+    wanted = set().union(*points)
+    return all(_coverage(heard, p) >= 0.5 for p in points) and len(heard & wanted) >= min(
+        3, len(wanted)
+    )
 
 
 def offline_verdict(puzzle: Puzzle, kind: Kind, text: str) -> Verdict:
@@ -183,7 +217,7 @@ def offline_verdict(puzzle: Puzzle, kind: Kind, text: str) -> Verdict:
     points = _point_syllables(puzzle, surface)
     covered = [_coverage(heard, p) for p in points]
     hits = sum(c >= 0.5 for c in covered)
-    solved = hits >= max(1, math.ceil(len(points) * 2 / 3))
+    solved = covers_key_points(puzzle, text)
     news = len(heard & (_syllables(puzzle.bottom) - surface))
     if solved:
         return Verdict("yes", True)

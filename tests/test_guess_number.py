@@ -381,7 +381,7 @@ async def test_start_game_starts_a_new_round_with_all_tries(hosts, fake) -> None
     result = tool_results(fake.requests[-1])[0]
     assert result["outcome"] == "new_round"
     # the old number (TARGET) first, then the new rules, each at once
-    assert [r.text for r in replies] == ["刚才我想的数是十三。", OPENING, "好，再来一局。"]
+    assert [r.text for r in replies] == ["刚才我想的是十三。", OPENING, "好，再来一局。"]
     now = state(hosts)
     assert now["剩余机会"] == 5
     assert now["猜过的数"] == []
@@ -436,10 +436,23 @@ async def test_another_round_mid_round_says_the_old_number_then_the_new_rules_wi
     await guess_in(host, hosts, 5)
     asked = len(fake.requests)
     replies = await ask(host, "message", "再玩一局")
-    assert [r.text for r in replies] == ["刚才我想的数是十三。" + OPENING]
+    assert [r.text for r in replies] == ["刚才我想的是十三。" + OPENING]
     assert len(fake.requests) == asked
     assert state(hosts)["第几局"] == 2
     assert state(hosts)["剩余机会"] == 5
+
+
+async def test_a_new_round_on_the_same_number_never_says_it_in_a_form_still_secret(loaded, monkeypatch, fake) -> None:
+    fixed_numbers(monkeypatch, loaded, itertools.repeat(TARGET))  # chance: 1 in 20
+    made = Hosts(loaded)
+    try:
+        host = made.make(fake)
+        await ask(host, "start", "玩猜数字")
+        said = texts(await ask(host, "message", "再玩一局"))
+        assert said.startswith("刚才我想的是十三。")
+        assert not [form for form in made.agents[-1].unrevealed() if form in said]
+    finally:
+        await made.aclose()
 
 
 async def test_another_round_after_a_round_ended_judges_the_next_guess_in_the_new_round(hosts, fake) -> None:

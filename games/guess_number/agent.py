@@ -109,7 +109,7 @@ class GameAgent(SkillAgent):
             return {"outcome": "repeated", "range": [self.low, self.high], "tries_left": left}
         old = None if self.finished else spoken(self.target)
         result = self.start_game(turn)
-        turn.reply((f"刚才我想的数是{old}。" if old else "好，再来一局！") + result["message"])
+        turn.reply((f"刚才我想的是{old}。" if old else "好，再来一局！") + result["message"])
         return result
 
     async def on_end(self, turn) -> dict:
@@ -228,7 +228,7 @@ class GameAgent(SkillAgent):
     def start_game(self, turn) -> dict:
         if not self.finished:  # a new round mid-game: say the old number first
             answer = spoken(self.target)
-            turn.must_say(answer, fallback=f"刚才我想的数是{answer}。")
+            turn.must_say(answer, fallback=f"刚才我想的是{answer}。")  # 不是“数是…”：新的一局可能又是它
         self._new_round()
         return self._open(turn)
 

@@ -1,11 +1,13 @@
 """Judging what a child said, tolerant of speech-recognition errors: ``is_match``,
-``parse_number``, ``help_request``, ``judge_guess``, and ``Deck`` (questions one at a time).
+``parse_number``, ``help_request``, ``round_request`` (下一个 / 再来一局 / 再说一遍),
+``judge_guess``, and ``Deck`` (questions one at a time).
 
 The guide's import path (``agentcade.judge``); the code lives in ``agentcade.core.judge``.
 """
 
 from agentcade.core.judge import (
     Deck as Deck,
+    RoundRequest as RoundRequest,
     Verdict as Verdict,
     fuzzy_syllable as fuzzy_syllable,
     help_request as help_request,
@@ -14,11 +16,13 @@ from agentcade.core.judge import (
     looks_like_guess as looks_like_guess,
     normalize as normalize,
     parse_number as parse_number,
+    round_request as round_request,
     spell_number as spell_number,
 )
 
 __all__ = [
     "Deck",
+    "RoundRequest",
     "Verdict",
     "fuzzy_syllable",
     "help_request",
@@ -27,5 +31,6 @@ __all__ = [
     "looks_like_guess",
     "normalize",
     "parse_number",
+    "round_request",
     "spell_number",
 ]

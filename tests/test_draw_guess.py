@@ -279,18 +279,52 @@ async def test_skip_reveals_first_then_draws_a_new_one_and_the_round_ends_after_
     assert not host.has_session("c")
 
 
-async def test_next_question_after_a_right_answer_never_repeats(fake, game) -> None:
+async def test_next_question_after_a_right_answer_draws_the_next_animal_numbered_by_the_game(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("next_question"), Reply("第二题。"))
     await ask(host, "message", "长颈鹿")
+    asked = len(fake.requests)
     replies = await ask(host, "message", "下一题")
-    result = tool_results(fake.requests[-1])[-1]
-    assert result["outcome"] == "new_drawing"
-    assert result["number"] == 2
-    assert "answer" not in result
+    assert len(fake.requests) == asked  # code drew it: the model once said 第三题 over the old picture
     assert replies[0].text.startswith("好，第二题")
+    assert replies[-1].text == "画好了，这是第二题，你猜是什么动物？"
     assert screen(replies)[-1] == drawing(game, SECOND)
+
+
+async def test_a_bare_yes_after_the_offer_draws_the_next_question(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    assert texts(await ask(host, "message", "长颈鹿")).endswith("要不要来下一题？")
+    replies = await ask(host, "message", "好呀")
+    assert replies[-1].text == "画好了，这是第二题，你猜是什么动物？"
+    assert screen(replies)[-1] == drawing(game, SECOND)
+
+
+async def test_next_on_an_unsolved_drawing_reveals_it_then_draws_the_next(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    replies = await ask(host, "message", "换一题")
+    assert replies[0].text.startswith(f"刚才画的是{FIRST}。")
+    assert replies[-1].text == "画好了，这是第二题，你猜是什么动物？"
+    assert screen(replies)[-1] == drawing(game, SECOND)
+
+
+async def test_say_it_again_shows_the_drawing_again_with_its_number(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    replies = await ask(host, "message", "再说一遍")
+    assert replies[-1].text == "这是第一题，画在屏幕上了，你猜是什么动物？"
+    assert screen(replies)[-1] == drawing(game, FIRST)
+
+
+async def test_another_round_starts_over_from_question_one(fake, game) -> None:
+    host = make_host(fake, game)
+    await start(host, fake)
+    await ask(host, "message", "长颈鹿")
+    await ask(host, "message", "下一题")
+    replies = await ask(host, "message", "再来一局")
+    assert replies[0].text.startswith(f"刚才画的是{SECOND}。好，我们重新开始")
+    assert replies[-1].text == "画好了，这是第一题，你猜是什么动物？"
 
 
 def test_the_deck_never_repeats_an_animal_within_a_session(game) -> None:
@@ -305,7 +339,6 @@ async def test_a_full_round_of_right_answers_scores_fifteen_and_ends(fake, game)
     await start(host, fake)
     for i, answer in enumerate(ORDER[:5]):
         if i:
-            fake.push(call("next_question"), Reply("画好了。"))
             await ask(host, "message", "下一个")
         replies = await ask(host, "message", f"是{answer}吧")
     result = last_result()
@@ -373,7 +406,6 @@ async def test_end_game_tool_reveals_sums_up_and_ends(fake, game) -> None:
 async def test_end_sums_up_the_score_and_reveals_the_unsolved_answer(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)
-    fake.push(call("next_question"), Reply("第二题。"))
     await ask(host, "message", "长颈鹿")
     await ask(host, "message", "下一题")
     fake.push(Reply("谢谢你的回答。"))  # what the weak model said instead of the summary
@@ -400,7 +432,7 @@ async def test_end_while_drawing_cancels_the_drawing_and_reveals(fake, game, mon
     await start(host, fake)
     await ask(host, "message", "长颈鹿")
     monkeypatch.setattr(game.agent_cls, "draw_interval", 30.0)  # the next drawing is slow
-    fake.push(call("next_question"), Reply("不会说到这里。"), Reply("再见。"))
+    fake.push(Reply("再见。"))  # 下一题 is drawn by code: the model is only asked at the end
     drawing_replies: list[GameReply] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(partial(ask, host, "message", "下一题", into=drawing_replies))
@@ -426,9 +458,9 @@ async def play_everything(host: GameHost, fake: FakeOpenAI) -> list[GameReply]:
         (None, "再看看"),
         (None, "几分了"),
         (None, "长颈鹿"),
-        ("next_question", "下一题"),
+        (None, "下一题"),
         (None, "跳过"),
-        ("start_game", "重新开始"),
+        (None, "重新开始"),
         ("end_game", "我们停一下吧"),
     ]
     for tool, text in script:

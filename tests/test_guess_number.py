@@ -374,11 +374,11 @@ async def test_start_game_starts_a_new_round_with_all_tries(hosts, fake) -> None
     await guess_in(host, hosts, 5)
     await guess_in(host, hosts, 18)
     fake.push(call("start_game"), Reply("好，再来一局。"))
-    replies = await ask(host, "message", "再来一局")
+    replies = await ask(host, "message", "重新想一个数吧")  # not a line code recognises
     result = tool_results(fake.requests[-1])[0]
     assert result["outcome"] == "new_round"
     # the old number (TARGET) first, then the new rules, each at once
-    assert [r.text for r in replies] == ["刚才我想的数是十三。", OPENING, "好，再来一局。"]
+    assert [r.text for r in replies] == ["刚才我想的是十三。", OPENING, "好，再来一局。"]
     now = state(hosts)
     assert now["剩余机会"] == 5
     assert now["猜过的数"] == []
@@ -425,10 +425,59 @@ async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_number(ho
     assert not host.has_session("c")
 
 
+async def test_another_round_mid_round_says_the_old_number_then_the_new_rules_without_the_model(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    await guess_in(host, hosts, 5)
+    asked = len(fake.requests)
+    replies = await ask(host, "message", "再玩一局")
+    assert [r.text for r in replies] == ["刚才我想的是十三。" + OPENING]
+    assert len(fake.requests) == asked
+    assert state(hosts)["第几局"] == 2
+    assert state(hosts)["剩余机会"] == 5
+
+
+async def test_a_new_round_on_the_same_number_never_says_it_in_a_form_still_secret(loaded, monkeypatch, fake) -> None:
+    fixed_numbers(monkeypatch, loaded, itertools.repeat(TARGET))  # chance: 1 in 20
+    made = Hosts(loaded)
+    try:
+        host = made.make(fake)
+        await ask(host, "start", "玩猜数字")
+        said = texts(await ask(host, "message", "再玩一局"))
+        assert said.startswith("刚才我想的是十三。")
+        assert not [form for form in made.agents[-1].unrevealed() if form in said]
+    finally:
+        await made.aclose()
+
+
+async def test_another_round_after_a_round_ended_judges_the_next_guess_in_the_new_round(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    await ask(host, "message", "猜不出来")
+    assert state(hosts)["这一局结束了"] is True
+    replies = await ask(host, "message", "再来一局")
+    assert [r.text for r in replies] == ["好，再来一局！" + OPENING]
+    won, replies = await guess_in(host, hosts, NEXT)
+    assert won["outcome"] == "win"
+    assert "这一局已经结束了" not in texts(replies)
+
+
+async def test_a_bare_yes_after_the_offer_starts_a_new_round(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    assert "要不要再来一局" in texts(await ask(host, "message", "我放弃"))
+    assert [r.text for r in await ask(host, "message", "好")] == ["好，再来一局！" + OPENING]
+    assert state(hosts)["第几局"] == 2
+
+
+async def test_say_it_again_repeats_the_range_and_tries_left_from_the_state(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    await guess_in(host, hosts, 5)
+    replies = await ask(host, "message", "再说一遍")
+    assert [r.text for r in replies] == ["我想的数在六到二十之间，你还有四次机会。"]
+    assert state(hosts)["猜过的数"] == [5]
+
+
 async def test_end_sums_up_rounds_and_wins(hosts, fake) -> None:
     host = await started(hosts, fake)
     await guess_in(host, hosts, TARGET)
-    fake.push(call("start_game"), Reply("再来一局。"))
     await ask(host, "message", "再来一局")
     await guess_in(host, hosts, 3)
     fake.push(Reply("谢谢你的回答，这是一局有趣的游戏。"))  # what the weak model said instead
@@ -450,7 +499,7 @@ async def test_every_directive_is_valid_for_the_declared_capabilities(hosts, fak
         (None, "提示"),
         (None, "二十五"),
         (None, "十三"),
-        (call("start_game"), "再来一局"),
+        (None, "再来一局"),
         *[(None, str(n)) for n in (1, 2, 3, 4, 5)],
         (None, "提示"),
         (call("end_game"), "不玩了"),

@@ -198,7 +198,6 @@ async def test_a_negated_or_hedged_answer_is_wrong(hosts, fake, said) -> None:
 async def test_a_listed_alias_is_right(hosts, fake) -> None:
     # 雨伞 lists 伞 among its aliases, so the short form counts for this riddle.
     host = await started(hosts, fake)
-    fake.push(call("next_riddle"), Reply("下一个。"))
     await ask(host, "message", "下一个")
     await ask(host, "message", "伞")
     right = f"猜对了，谜底就是{SECOND}！"
@@ -282,12 +281,12 @@ async def test_give_up_says_the_answer_even_when_the_model_does_not(hosts, fake)
 # --------------------------------------------------------------------------- next
 
 
-async def test_next_riddle_reveals_the_unsolved_one_then_reads_the_new_question(hosts, fake, game) -> None:
+async def test_the_next_riddle_tool_reveals_the_unsolved_one_then_reads_the_new_question(hosts, fake, game) -> None:
     host = await started(hosts, fake)
     question = riddle(game, SECOND)["question"]
     previous = riddle(game, FIRST)["answer"]
     fake.push(call("next_riddle"), Reply("好，下一个。"))
-    replies = await ask(host, "message", "再来一个")
+    replies = await ask(host, "message", "我想听新的谜语")  # not a line code recognises
     reveal = f"谜底是{previous}。"
     assert tool_results(fake.requests[-1]) == [
         {"outcome": "new_riddle", "question": question, "number": 2, "already_said": [reveal, question]}
@@ -302,24 +301,71 @@ async def test_next_riddle_reveals_the_unsolved_one_then_reads_the_new_question(
     assert SECOND not in fake.all_text()
 
 
+async def test_next_in_code_reveals_the_unsolved_one_then_reads_the_numbered_new_question(hosts, fake, game) -> None:
+    host = await started(hosts, fake)
+    asked = len(fake.requests)
+    replies = await ask(host, "message", "再来一个")
+    question = riddle(game, SECOND)["question"]
+    assert [r.text for r in replies] == [f"谜底是{FIRST}。", f"第2个谜语。听好了：{question}你猜是什么？"]
+    assert len(fake.requests) == asked  # the model was not asked: it made riddles up
+    assert state(hosts) == {"谜面": question, "已出题": 2, "猜对": 0, "谜底已揭晓": False}
+
+
+async def test_give_up_next_and_another_bring_three_distinct_riddles_and_end_counts_them(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    agent = hosts.agents[-1]
+    questions = [agent.riddles.current["question"]]
+    assert f"谜底是{FIRST}" in texts(await ask(host, "message", "猜不出来"))
+    for line, number in (("下一个", 2), ("再来一个", 3)):
+        replies = await ask(host, "message", line)
+        questions.append(agent.riddles.current["question"])
+        assert f"第{number}个谜语。听好了：{questions[-1]}" in texts(replies)
+    assert len(set(questions)) == 3
+    end = await ask(host, "end", "结束游戏")
+    assert texts(end).endswith("今天猜了3个谜语，猜对了0个。")
+
+
+async def test_a_bare_yes_right_after_the_offer_brings_the_next_riddle(hosts, fake, game) -> None:
+    host = await started(hosts, fake)
+    assert texts(await ask(host, "message", FIRST)).endswith("要不要再来一个？")
+    asked = len(fake.requests)
+    replies = await ask(host, "message", "好的")
+    assert texts(replies) == f"第2个谜语。听好了：{riddle(game, SECOND)['question']}你猜是什么？"
+    assert len(fake.requests) == asked
+
+
+async def test_a_bare_yes_with_no_offer_is_not_a_next_riddle(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    fake.push(Reply("要什么呀？我们接着猜吧。"))
+    await ask(host, "message", "要")
+    assert state(hosts)["已出题"] == 1
+
+
+async def test_say_it_again_repeats_the_riddle_from_the_state(hosts, fake, game) -> None:
+    host = await started(hosts, fake)
+    asked = len(fake.requests)
+    replies = await ask(host, "message", "再念一遍")
+    assert texts(replies) == f"再说一遍，听好了：{riddle(game, FIRST)['question']}你猜是什么？"
+    assert len(fake.requests) == asked
+    assert state(hosts)["已出题"] == 1
+    assert hosts.agents[-1].unrevealed() == [FIRST]
+
+
 async def test_ten_next_riddles_in_a_session_never_repeat(loaded, fake) -> None:
-    # The game's own shuffle (no fixed deck here).
-    fake.default = lambda request: (  # type: ignore[assignment]
-        call("next_riddle") if request["messages"][-1]["role"] == "user" else Reply("好。")
-    )
+    # The game's own shuffle (no fixed deck here); "下一个" is answered in code.
     made = Hosts(loaded)
     try:
         host = made.make(fake)
         await ask(host, "start", "玩猜谜语")
-        questions = [made.agents[-1].riddles.current["question"]]
+        deck = made.agents[-1].riddles
+        questions = [deck.current["question"]]
         for number in range(2, 12):
             replies = await ask(host, "message", "下一个")
-            result = tool_results(fake.requests[-1])[0]
-            assert result["outcome"] == "new_riddle"
-            assert result["number"] == number
-            assert result["question"] in texts(replies)
-            questions.append(result["question"])
+            assert deck.asked == number
+            assert deck.current["question"] in texts(replies)
+            questions.append(deck.current["question"])
         assert len(set(questions)) == len(questions) == 11
+        assert len(fake.requests) == 0  # start and every next were said by code
     finally:
         await made.aclose()
 
@@ -368,7 +414,6 @@ async def test_end_while_the_model_hangs_interrupts_it_and_reveals_the_answer(ho
 
 async def test_end_sums_up_the_counts_and_reveals_the_open_riddle(hosts, fake) -> None:
     host = await started(hosts, fake)
-    fake.push(call("next_riddle"), Reply("下一个。"))
     await ask(host, "message", "长颈鹿")
     await ask(host, "message", "下一个")
     fake.push(Reply("谢谢你的回答，这是一个有趣的谜语。"))  # what the weak model said instead
@@ -389,9 +434,9 @@ async def test_every_directive_is_valid_for_the_declared_capabilities(hosts, fak
         (None, "是斑马吗"),
         (None, "提示一下"),
         (None, "长颈鹿"),
-        ("next_riddle", "下一个"),
+        (None, "下一个"),
         (None, "猜不出来"),
-        ("next_riddle", "再来"),
+        ("next_riddle", "我想听新的谜语"),
         (None, "是桌子吗"),
         ("", "你好呀"),
     ]:

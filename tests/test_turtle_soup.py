@@ -286,20 +286,49 @@ async def test_give_up_reveals_the_bottom(game, fake) -> None:
 
 
 async def test_next_puzzle_never_repeats_in_a_session(game, fake, module) -> None:
-    fake.default = lambda request: (  # type: ignore[assignment]
-        Reply("好。")
-        if request["messages"][-1]["role"] != "user"
-        else Reply(tool_calls=[("next_puzzle", {})])
-    )
     host = Host(game, fake.settings())
     await host.ask("start")
     total = len(module.agent.PUZZLES)
     for _ in range(total - 1):
-        replies = await host.ask("message", "再来一个")
+        replies = await host.ask("message", "再来一个")  # answered in code (on_round)
         assert host.agent.puzzle.surface in "".join(r.text for r in replies)
     assert len(set(host.agent.session_ids)) == total
-    await host.ask("message", "再来一个")
-    assert tool_results(fake.requests[-1])[0]["outcome"] == "no_more"
+    replies = await host.ask("message", "再来一个")
+    assert "".join(r.text for r in replies).endswith("题库里的海龟汤都喝完啦，下次再来吧。")
+    assert fake.requests == []  # the model never made a puzzle up
+
+
+async def test_next_in_code_tells_the_old_bottom_first_then_the_new_surface(game, fake) -> None:
+    host = Host(game, fake.settings())
+    await host.ask("start")
+    old = host.agent.puzzle
+    replies = await host.ask("message", "下一个")
+    new = host.agent.puzzle
+    assert new.id != old.id
+    assert [r.text for r in replies] == [
+        f"上一道汤的汤底是：{old.bottom}好，我们换一道新的汤。汤面是：{new.surface}"
+    ]
+    assert fake.requests == []
+
+
+async def test_a_bare_yes_after_the_bottom_was_revealed_brings_a_new_puzzle(game, fake) -> None:
+    host = Host(game, fake.settings())
+    await host.ask("start")
+    old = host.agent.puzzle
+    assert "要不要再来一个" in "".join(r.text for r in await host.ask("message", "猜不出来"))
+    replies = await host.ask("message", "要")
+    assert host.agent.puzzle.id != old.id
+    assert "".join(r.text for r in replies) == f"好，我们换一道新的汤。汤面是：{host.agent.puzzle.surface}"
+    assert fake.requests == []
+
+
+async def test_say_it_again_repeats_the_surface_from_the_state_not_the_referee(game, fake) -> None:
+    host = Host(game, fake.settings())
+    await host.ask("start")
+    replies = await host.ask("message", "再念一遍")
+    assert [r.text for r in replies] == [f"好的，再说一遍汤面：{host.agent.puzzle.surface}"]
+    assert host.agent.questions == 0
+    assert fake.requests == []
 
 
 async def test_played_puzzles_persist_across_sessions(game, home, module) -> None:

@@ -6,7 +6,10 @@ Theory of operation, one request:
    calls made during the request travel with its replies.
 2. ``on_start`` / ``on_end`` run before the model on ``start`` / ``end``: what must
    happen (a first question, a final score) happens in code, and their result reaches
-   the model as ``result``.
+   the model as ``result``. A ``message`` that asks for round control (下一个, 再来一局,
+   再说一遍, a bare 要 right after ``Turn.offer``: ``judge.round_request``) goes to
+   ``on_round`` first; when it answers (a result or ``turn.reply``) the model is not asked,
+   since a weak model fakes new questions and rounds. Otherwise ``on_message`` runs.
 3. The model sees: system = common prompt + SKILL.md body + ``state()``; the last 16
    rounds of this session; the user message ``{"event", "user_text", "result"?}``. It
    may call tools (the game's ``@tool`` methods and the built-in ``say``) until it
@@ -28,10 +31,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from agentcade.core.judge import RoundRequest, round_request
 from agentcade.core.protocol import GameInput
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import Skill
@@ -73,7 +77,7 @@ MAX_TOOL_STEPS = 8
 """Model calls per turn that may still call tools; the next one is offered none."""
 MAX_TOOL_CALLS = 8
 """Tool calls run per turn; further calls are answered with an error and not run."""
-HOOKS = ("on_start", "on_message", "on_end")
+HOOKS = ("on_start", "on_message", "on_round", "on_end")
 """The game's hooks, by request kind; code that names the game's code tells them from tools."""
 MAX_SAYS = 2
 """``say`` calls spoken per turn; a model once made 50 in one reply (400 sentences a line)."""
@@ -142,6 +146,7 @@ class SkillAgent:
         self.trace: Trace = NULL_TRACE
         self._memory: list[list[dict[str, Any]]] = []
         self._calls_this_turn = 0
+        self._offered: RoundRequest | None = None  # what the last turn offered (Turn.offer)
         self._tool_schemas = [_SAY_SCHEMA, *(t.openai_schema() for t in type(self).tools.values())]
 
     # -- what a game overrides -------------------------------------------------------
@@ -174,6 +179,17 @@ class SkillAgent:
         """
         return None
 
+    async def on_round(self, turn: Turn, request: RoundRequest) -> Mapping[str, Any] | None:
+        """Runs instead of ``on_message`` for a line that asks for round control.
+
+        ``request`` is "next" (下一个, 再来一个, 换一题), "again" (再来一局, 再玩一次) or
+        "repeat" (再说一遍, 再念一遍); a bare "要"/"好" counts when the previous turn called
+        ``turn.offer``. Answer from the game's state with ``turn.reply`` (a new question is
+        drawn here, in code): the model is not asked. Return None to leave the line to
+        ``on_message`` and the model, as for a game without this hook.
+        """
+        return None
+
     async def on_end(self, turn: Turn) -> Mapping[str, Any] | None:
         """Runs before the model on ``end`` (e.g. reveal the answer, sum up)."""
         return None
@@ -196,10 +212,12 @@ class SkillAgent:
         self._calls_this_turn = 0
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn, self.trace)
+        offered, self._offered = self._offered, None
         try:
-            text, round_messages = await self._run_round(turn)
+            text, round_messages = await self._run_round(turn, offered)
         finally:
             self.robot.bind(None)
+        self._offered = turn.offered
         if round_messages is not None:
             self._remember(round_messages)
         reply = turn.final_reply(text)
@@ -216,13 +234,19 @@ class SkillAgent:
         )
         await emit(reply, final=True)
 
-    async def _run_round(self, turn: Turn) -> tuple[str, list[dict[str, Any]] | None]:
+    async def _run_round(
+        self, turn: Turn, offered: RoundRequest | None = None
+    ) -> tuple[str, list[dict[str, Any]] | None]:
         """The hook and the ReAct loop; returns (text, messages to remember or None).
 
         None means "do not remember this round" (the model failed); a failed ``start``
         hook, or a failed model on a ``start`` whose hook did nothing, also ends the session.
         """
-        hook_result, hook_ok = await self._run_hook(turn)
+        hook_result, hook_ok = await self._run_round_hook(turn, offered)
+        if hook_result is not None and turn.replied is None and _speaks(_unspoken(hook_result)):
+            turn.reply(speak_results([_unspoken(hook_result)]))  # on_round said it: no model
+        if hook_result is None:
+            hook_result, hook_ok = await self._run_hook(turn)
         user: dict[str, Any] = {"event": turn.kind, "user_text": turn.text}
         if hook_result is not None:
             user["result"] = hook_result
@@ -330,25 +354,45 @@ class SkillAgent:
             return speak_results(results)  # a tool acted: "好的。", not "say that again"
         return FALLBACK_LINES[turn.kind]
 
-    async def _run_hook(self, turn: Turn) -> tuple[dict[str, Any] | None, bool]:
-        """Run the kind's hook; returns (its result for the model, whether it worked).
+    async def _run_round_hook(
+        self, turn: Turn, offered: RoundRequest | None
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """``on_round`` for a round-control line; (None, True) when it is none or not answered."""
+        request = round_request(turn.text, offered=offered) if turn.kind == "message" else None
+        if request is None:
+            return None, True
+        self.trace.record("round_request", request=request, offered=offered)
+        out, ok = await self._run_hook(turn, lambda turn: self.on_round(turn, request), "on_round")
+        if turn.replied is not None:
+            # What the reply leaves out (the last question's answer) is heard first, in order.
+            await turn.speak_required()
+            out = out if out is not None else {}  # answered with turn.reply alone
+        return out, ok
+
+    async def _run_hook(
+        self, turn: Turn, hook: Callable[[Turn], Awaitable[Mapping[str, Any] | None]] | None = None,
+        name: str = "",
+    ) -> tuple[dict[str, Any] | None, bool]:
+        """Run the kind's hook (or ``hook``); returns (its result for the model, whether it worked).
 
         Required texts it registered are spoken at once (unless it made the whole answer
         with ``turn.reply``) and reach the model as ``already_said``.
         """
-        hook = {"start": self.on_start, "message": self.on_message, "end": self.on_end}[turn.kind]
+        if hook is None:
+            hook = {"start": self.on_start, "message": self.on_message, "end": self.on_end}[turn.kind]
+            name = hook.__name__
         mark = turn.must_count
         try:
-            with caller_scope(hook.__name__):
+            with caller_scope(name):
                 result = await hook(turn)
         except Exception as exc:  # a game bug must not cost the family its reply
-            log.exception("%s.%s failed", type(self).__name__, hook.__name__)
-            self.trace.record("hook_error", hook=hook.__name__, error=repr(exc))
-            return {"error": failure_sentence(hook.__name__, str(exc))}, False
+            log.exception("%s.%s failed", type(self).__name__, name)
+            self.trace.record("hook_error", hook=name, error=repr(exc))
+            return {"error": failure_sentence(name, str(exc))}, False
         out = dict(result) if result is not None else None
         out = await self._spoken_now(turn, mark, out)
         if out is not None or turn.kind != "message":
-            self.trace.record("hook", hook=hook.__name__, result=out)
+            self.trace.record("hook", hook=name, result=out)
         return out, True
 
     async def _spoken_now(

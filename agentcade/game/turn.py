@@ -13,7 +13,9 @@ A turn collects what the game says and does while it handles one ``GameInput``:
 * ``reply`` makes a text the whole answer to the line: a hook or tool that has said it
   all (a judged guess: "比十还大一些，你还有四次机会。") ends the turn without asking the
   model again (``return_direct`` in other agent frameworks);
-* ``end_session`` lets a game end itself (all questions answered).
+* ``end_session`` lets a game end itself (all questions answered);
+* ``offer`` says this turn asked "要不要再来一个？": a bare "要" / "好" as the next line is
+  then that round request (``judge.round_request``), answered by the game's ``on_round``.
 
 Required texts are spoken at once: after a hook or a tool, the runtime sends every new
 ``must_say`` text as an intermediate reply (``speak_required``) unless the turn already has
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agentcade.core.judge import RoundRequest
 from agentcade.core.protocol import CURRENT, MAX_TEXT, Directive, GameReply, ReplySink
 from agentcade.core.speech import as_sentence, clip_text, split_sentences
 
@@ -63,6 +66,7 @@ class Turn:
         self._directives: list[Directive] = []
         self._ended = kind == "end"
         self._finished = False
+        self._offered: RoundRequest | None = None
 
     # -- what the game author uses -------------------------------------------------
 
@@ -106,6 +110,20 @@ class Turn:
         """The whole answer set with ``reply``, or None."""
         return self._reply
 
+    def offer(self, request: RoundRequest | None = "next") -> None:
+        """This turn offers another question ("next") or round ("again"): "要不要再来一个？".
+
+        A bare yes ("要", "好的", "来吧") as the very next line is then that request, and
+        reaches ``on_round`` like "下一个" would; any other line forgets the offer.
+        ``offer(None)`` withdraws an offer made earlier in this turn.
+        """
+        self._offered = request
+
+    @property
+    def offered(self) -> RoundRequest | None:
+        """What this turn offered with ``offer``, or None."""
+        return self._offered
+
     def end_session(self) -> None:
         """End the game session with this turn's final reply."""
         self._ended = True
@@ -141,8 +159,8 @@ class Turn:
         self._must_spoken_upto = len(self._must)
         spoken: list[str] = []
         for text, fallback in new:
-            if text in "".join(self._said):
-                continue
+            if text in "".join(self._said) or text in (self._reply or ""):
+                continue  # already heard, or in the whole answer (``reply``) to come
             line = fallback if text in fallback else text
             await self.say(line)
             self._spoken_must.append(text)

@@ -172,6 +172,20 @@ class GameAgent(SkillAgent):
             if other is not self.current
         )
 
+    async def on_round(self, turn, request: str) -> dict:
+        # 下一题、再来一局、再说一遍（问过“要不要来下一题”后的“要”也算）：代码画、代码数
+        # 第几题，不问大模型（它说过“画好了，这是第三题”，屏幕上却还是上一幅画）。
+        if request == "again":
+            result = await self.start_game(turn)
+        elif request == "next":
+            result = await self._next(turn)
+        else:  # 再说一遍：把这题的画重新放到屏幕上，题号从状态里来
+            result = await self._show()
+            if self.current is not None and not self.solved:
+                result["message"] = f"这是第{spoken(self.number)}题，画在屏幕上了，你猜是什么动物？"
+        turn.reply(result.get("message") or "")
+        return result
+
     async def on_end(self, turn) -> dict:
         result = self._end(turn)
         turn.reply(result["message"])  # 揭晓和总结由代码照原样说，不用再问大模型
@@ -322,6 +336,7 @@ class GameAgent(SkillAgent):
         if self.number >= QUESTIONS:
             over = self._round_over(turn)
             return {**result, **over, "message": message + over["message"]}
+        turn.offer("next")  # 下一句“要”“好”就是下一题
         return {**result, "message": message + "要不要来下一题？"}
 
     async def _next(self, turn) -> dict:

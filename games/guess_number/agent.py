@@ -96,6 +96,22 @@ class GameAgent(SkillAgent):
         turn.reply(opening["message"])  # 开场白就是完整的回复，不用等大模型
         return opening
 
+    async def on_round(self, turn, request: str) -> dict:
+        # 再来一局、再来一个（问过“要不要再来一局”后的“要”也算）：新的一局由代码开，
+        # 不问大模型（它会说“好，重新想一个数”却不开新局）。再说一遍：从状态里说规则和范围。
+        if request == "repeat":
+            if self.finished:
+                turn.offer("again")
+                turn.reply("这一局已经结束了，要不要再来一局？")
+                return {"outcome": "round_over"}
+            left = TRIES - len(self.guesses)
+            turn.reply(f"我想的数在{spoken(self.low)}到{spoken(self.high)}之间，你还有{times(left)}次机会。")
+            return {"outcome": "repeated", "range": [self.low, self.high], "tries_left": left}
+        old = None if self.finished else spoken(self.target)
+        result = self.start_game(turn)
+        turn.reply((f"刚才我想的是{old}。" if old else "好，再来一局！") + result["message"])
+        return result
+
     async def on_end(self, turn) -> dict:
         result = {"rounds": self.rounds, "wins": self.wins,
                   "message": f"你一共玩了{times(self.rounds)}局，猜中了{times(self.wins)}局。"}
@@ -144,11 +160,13 @@ class GameAgent(SkillAgent):
         self.finished = True
         answer = spoken(self.target)
         turn.must_say(answer, fallback=f"我想的数是{answer}。")
+        turn.offer("again")  # 下一句“要”“好”就是再来一局
         return {"outcome": "given_up", "answer": self.target,
                 "message": f"好吧，我想的数是{answer}。要不要再来一局？"}
 
     async def _guess(self, turn, number: int) -> dict:
         if self.finished:
+            turn.offer("again")
             return {"outcome": "round_over", "message": "这一局已经结束了，要不要再来一局？"}
         if not LOW <= number <= HIGH:
             return {"outcome": "out_of_range", "message": f"要猜{spoken(LOW)}到{spoken(HIGH)}之间的数哦。"}
@@ -213,7 +231,7 @@ class GameAgent(SkillAgent):
     def start_game(self, turn) -> dict:
         if not self.finished:  # a new round mid-game: say the old number first
             answer = spoken(self.target)
-            turn.must_say(answer, fallback=f"刚才我想的数是{answer}。")
+            turn.must_say(answer, fallback=f"刚才我想的是{answer}。")  # 不是“数是…”：新的一局可能又是它
         self._new_round()
         return self._open(turn)
 

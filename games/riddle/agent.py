@@ -14,12 +14,11 @@ from agentcade.vector import star
 
 from .config import Settings
 
-HERE = Path(__file__).parent
-RIDDLES = yaml.safe_load((HERE / "riddles.yaml").read_text(encoding="utf-8"))["riddles"]
+RIDDLES = yaml.safe_load(Path(__file__).with_name("riddles.yaml").read_text(encoding="utf-8"))["riddles"]
 
 
 class GameAgent(SkillAgent):
-    skill = Skill.load(HERE / "SKILL.md")
+    skill = Skill.load(Path(__file__).with_name("SKILL.md"))
     config = Settings
 
     def __init__(self, settings: Settings) -> None:
@@ -29,38 +28,39 @@ class GameAgent(SkillAgent):
     def unrevealed(self) -> list[str]:
         return self.riddles.unrevealed()
 
-    def state(self) -> dict:
-        # 只放用户已经知道的：谜面可以，谜底不行。
-        d = self.riddles
-        return {"谜面": d.current and d.current["question"], "已出题": d.asked, "猜对": d.solved,
-                "谜底已揭晓": d.revealed}
+    def state(self) -> dict:  # 只放用户已经知道的：谜面可以，谜底不行。
+        return {"谜面": (d := self.riddles).current and d.current["question"], "已出题": d.asked, "猜对": d.solved, "谜底已揭晓": d.revealed}
 
     async def on_start(self, turn) -> dict:
-        result = self.next_riddle(turn)
-        if result["outcome"] == "new_riddle":  # 开场白和谜面由代码说，不用等大模型
-            turn.reply(f"好呀，我们来猜谜语！听好了：{result['question']}你猜是什么？")
+        return await self.on_round(turn, "next")  # 开场白和谜面由代码说，不用等大模型
+
+    async def on_round(self, turn, request: str) -> dict:
+        # 代码认出的“下一个”“再来一局”“再说一遍”：谜面从状态里来，不问大模型，它会编题。
+        repeat = request == "repeat" and self.unrevealed()
+        result = {"outcome": "repeat", "question": self.riddles.current["question"]} if repeat else self.next_riddle(turn)
+        if "question" in result:
+            head = "好呀，我们来猜谜语！" if turn.kind == "start" else "再说一遍，" if repeat else f"第{self.riddles.asked}个谜语。"
+            turn.reply(f"{head}听好了：{result['question']}你猜是什么？")
         return result
 
     async def on_message(self, turn) -> dict | None:
         # 代码能判的（说中、猜错、“不知道”要提示、“猜不出来”）都是完整的回复，不再问大模型。
         verdict = self.riddles.judge(turn.text)
         if verdict is None:
-            return None  # 聊天、要下一个……：交给大模型
+            return None  # 聊天、问问题……：交给大模型
         result = await self._answer(turn, verdict)
         turn.reply(result["message"])
+        turn.offer("next" if self.riddles.revealed else None)  # 揭晓了就问过“要不要再来一个？”
         return result
 
-    async def on_end(self, turn) -> dict:
-        answer, d = self.reveal(turn).get("answer"), self.riddles  # 没揭晓的谜底要说出来
-        summary = f"今天猜了{d.asked}个谜语，猜对了{d.solved}个。"
-        turn.reply((f"谜底是{answer}。" if answer else "") + summary)  # 揭晓和总结由代码照原样说
+    async def on_end(self, turn) -> dict:  # 没揭晓的谜底和总结由代码照原样说
+        answer, d = self.reveal(turn).get("answer"), self.riddles
+        turn.reply((f"谜底是{answer}。" if answer else "") + (summary := f"今天猜了{d.asked}个谜语，猜对了{d.solved}个。"))
         return {"asked": d.asked, "solved": d.solved, "answer": answer, "message": summary}
 
     async def _answer(self, turn, verdict: str) -> dict:
-        if verdict == "hint":
-            return self.get_hint()
-        if verdict == "give_up":
-            return self.reveal(turn)
+        if verdict in ("hint", "give_up"):
+            return self.get_hint() if verdict == "hint" else self.reveal(turn)
         turn.judged = True
         if verdict == "wrong":
             await effects.gesture(self.robot, "shake_head")
@@ -92,8 +92,7 @@ class GameAgent(SkillAgent):
     @tool("用户要再来一个、下一个谜语时调用，出一个新谜语。")
     def next_riddle(self, turn) -> dict:
         self.reveal(turn)  # 换题前先揭晓上一题（已经揭晓了就什么也不做）
-        riddle = self.riddles.draw()
-        if riddle is None:
+        if (riddle := self.riddles.draw()) is None:
             turn.end_session()
             return {"outcome": "no_more", "solved": self.riddles.solved}
         turn.must_say(riddle["question"])

@@ -49,9 +49,9 @@ ANSWERS = {"yes": "是。", "no": "不是。", "irrelevant": "这个不重要。
 OPENING = "我讲一个奇怪的小故事，你用能回答是或不是的问题来猜背后的真相。"
 _NEXT_WORDS = ("下一个", "再来一个", "换一个", "下一道", "换一道", "再来一道", "新的")
 _REPEAT_WORDS = ("再说一遍", "再讲一遍", "再念一遍", "重复一遍", "再说一次", "再讲一次", "没听清", "汤面是什么")
-"""A request to hear the 汤面 again: answered from the game's state, never by a model (a
-weak judge ruled "再说一遍汤面" with "是。"). The runtime's generic repeat hook may take
-this over; until then it lives here."""
+"""Lines that ask to hear the 汤面 again inside a longer line ("没听清楚，再说一遍汤面",
+"汤面是什么"), which ``judge.round_request`` leaves alone; answered by ``on_round`` from the
+game's state, never by a model (a weak judge ruled "再说一遍汤面" with "是。")."""
 _SOLUTION_WORDS = ("我知道了", "我觉得", "我猜", "真相是", "汤底是", "原来", "答案是", "应该是")
 
 
@@ -119,6 +119,21 @@ class GameAgent(SkillAgent):
             turn.reply(f"好呀，我们来喝海龟汤！{OPENING}汤面是：{result['surface']}")
         return result
 
+    async def on_round(self, turn, request: str) -> dict[str, Any]:
+        # 下一个、再来一局（问过“要不要再来一个”后的“要”也算）：新的汤由代码出；再说一遍：
+        # 汤面从状态里来。都不问大模型（它编过汤，也把汤面念过十遍）。
+        if request == "repeat" and self.puzzle is not None:
+            turn.reply(f"好的，再说一遍汤面：{self.puzzle.surface}")
+            return {"outcome": "repeated", "surface": self.puzzle.surface}
+        old = self.puzzle.bottom if self.puzzle is not None and not self.revealed else None
+        result = self._next(turn)
+        if result["outcome"] == "new_puzzle":
+            told = f"上一道汤的汤底是：{old}" if old else ""
+            turn.reply(f"{told}好，我们换一道新的汤。汤面是：{result['surface']}")
+        else:
+            turn.reply(result["message"])
+        return result
+
     async def on_message(self, turn) -> dict[str, Any] | None:
         # 代码能判的代码判：要提示、放弃由代码处理；别的话先交给裁判（单独的一次模型调用），
         # 判出是、不是、不重要、很接近或者猜中，就是完整的回复（turn.reply），不用再问主持的
@@ -134,9 +149,8 @@ class GameAgent(SkillAgent):
             result = self.give_up(turn)
             turn.reply(f"好吧，我来揭晓。汤底是：{self.puzzle.bottom}要不要再来一个？")
             return result
-        if any(word in turn.text for word in _REPEAT_WORDS):
-            turn.reply(f"好的，再说一遍汤面：{self.puzzle.surface}")
-            return {"outcome": "repeated", "surface": self.puzzle.surface}
+        if any(word in turn.text for word in _REPEAT_WORDS):  # 再说一遍汤面、汤面是什么……
+            return await self.on_round(turn, "repeat")
         if any(word in turn.text for word in _NEXT_WORDS):
             return None  # 换题：交给大模型调用 next_puzzle
         kind: Kind = "solution" if _is_solution(turn.text) else "question"
@@ -208,6 +222,7 @@ class GameAgent(SkillAgent):
             return {"outcome": "already_revealed", "bottom": bottom}
         self.revealed = True
         turn.must_say(bottom, fallback=f"汤底是：{bottom}")
+        turn.offer("next")  # 揭晓后问“要不要再来一个？”：下一句“要”就是下一道
         return {"outcome": "revealed", "bottom": bottom}
 
     @tool("用户说再来一个、换一个、下一个时调用，出一道新的海龟汤。")
@@ -246,6 +261,7 @@ class GameAgent(SkillAgent):
         turn.judged = True
         puzzle = self.puzzle
         if puzzle is None or self.revealed:
+            turn.offer("next")
             return {"outcome": "revealed", "message": "这道汤已经揭晓啦，要不要再来一个？"}
         text = turn.text.strip()
         verdict = await self._verdict(turn, puzzle, kind, text) if text else None

@@ -1,4 +1,4 @@
-"""``SkillAgent``, the base class of every game agent.
+"""``SkillAgent``, the base class of every game agent, and ``Turn``, what its hooks get.
 
 The guide's import path (``agentcade.skill_agent``); the code lives in ``agentcade.game.skill_agent``.
 """
@@ -6,11 +6,13 @@ The guide's import path (``agentcade.skill_agent``); the code lives in ``agentca
 from agentcade.game.skill_agent import (
     COMMON_PROMPT as COMMON_PROMPT,
     SkillAgent as SkillAgent,
+    Turn as Turn,
     has_verdict as has_verdict,
 )
 
 __all__ = [
     "COMMON_PROMPT",
     "SkillAgent",
+    "Turn",
     "has_verdict",
 ]

@@ -221,8 +221,8 @@ async def test_local_game_robot_calls_it_may_not_make_fail_naming_the_tool_and_c
 
 async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Path) -> None:
     game = game_copy(tmp_path)
-    edit(game / "agent.py", "    async def on_start(self, turn) -> dict:\n",
-         "    async def on_start(self, turn) -> dict:\n"
+    edit(game / "agent.py", "    async def on_start(self, turn: Turn) -> dict[str, Any]:\n",
+         "    async def on_start(self, turn: Turn) -> dict[str, Any]:\n"
          "        await self.robot.lights.off()\n")
     result = await run_check(str(game))
     assert result.problems() == ["DIRECTIVE-UNDECLARED"]
@@ -230,7 +230,7 @@ async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Pat
     assert "during start, the hook 'on_start' calls lights.off()" in finding.message
 
 
-ON_MESSAGE = "    async def on_message(self, turn) -> dict | None:\n"
+ON_MESSAGE = "    async def on_message(self, turn: Turn) -> dict[str, Any] | None:\n"
 
 
 async def test_local_game_undeclared_call_in_on_message_names_the_hook(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ PUBLIC_GAME_API: dict[str, frozenset[str] | None] = {
     "agentcade.llm": frozenset({"ChatModel", "ModelError", "make_model"}),
     "agentcade.settings": frozenset({"AgentSettings", "LLMSettings", "user_data_dir"}),
     "agentcade.skill": frozenset({"Skill"}),
-    "agentcade.skill_agent": frozenset({"SkillAgent"}),
+    "agentcade.skill_agent": frozenset({"SkillAgent", "Turn"}),
     "agentcade.tools": frozenset({"tool"}),
     "agentcade.vector": frozenset({"Stroke", "VectorError", "encode_vector", "star"}),
 }

@@ -2,13 +2,14 @@
 
 import random
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from agentcade import effects
 from agentcade.judge import Deck
 from agentcade.skill import Skill
-from agentcade.skill_agent import SkillAgent
+from agentcade.skill_agent import SkillAgent, Turn
 from agentcade.tools import tool
 from agentcade.vector import star
 
@@ -18,7 +19,7 @@ HERE = Path(__file__).parent
 RIDDLES = yaml.safe_load((HERE / "riddles.yaml").read_text(encoding="utf-8"))["riddles"]
 
 
-class GameAgent(SkillAgent):
+class GameAgent(SkillAgent[Settings]):
     skill = Skill.load(HERE / "SKILL.md")
     config = Settings
 
@@ -29,19 +30,18 @@ class GameAgent(SkillAgent):
     def unrevealed(self) -> list[str]:
         return self.riddles.unrevealed()
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         # 只放用户已经知道的：谜面可以，谜底不行。
         d = self.riddles
-        return {"谜面": d.current and d.current["question"], "已出题": d.asked, "猜对": d.solved,
-                "谜底已揭晓": d.revealed}
+        return {"谜面": d.current and d.current["question"], "已出题": d.asked, "猜对": d.solved, "谜底已揭晓": d.revealed}
 
-    async def on_start(self, turn) -> dict:
+    async def on_start(self, turn: Turn) -> dict[str, Any]:
         result = self.next_riddle(turn)
         if result["outcome"] == "new_riddle":  # 开场白和谜面由代码说，不用等大模型
             turn.reply(f"好呀，我们来猜谜语！听好了：{result['question']}你猜是什么？")
         return result
 
-    async def on_message(self, turn) -> dict | None:
+    async def on_message(self, turn: Turn) -> dict[str, Any] | None:
         # 代码能判的（说中、猜错、“不知道”要提示、“猜不出来”）都是完整的回复，不再问大模型。
         verdict = self.riddles.judge(turn.text)
         if verdict is None:
@@ -50,12 +50,12 @@ class GameAgent(SkillAgent):
         turn.reply(result["message"])
         return result
 
-    async def on_end(self, turn) -> dict:
+    async def on_end(self, turn: Turn) -> dict[str, Any]:
         answer, d = self.reveal(turn).get("answer"), self.riddles  # 没揭晓的谜底要说出来
         return {"asked": d.asked, "solved": d.solved, "answer": answer,
                 "message": f"今天猜了{d.asked}个谜语，猜对了{d.solved}个。"}
 
-    async def _answer(self, turn, verdict: str) -> dict:
+    async def _answer(self, turn: Turn, verdict: str) -> dict[str, Any]:
         if verdict == "hint":
             return self.get_hint()
         if verdict == "give_up":
@@ -64,32 +64,32 @@ class GameAgent(SkillAgent):
         if verdict == "wrong":
             await effects.gesture(self.robot, "shake_head")
             return {"correct": False, "message": "不对哦，再想想，也可以要个提示。"}
-        answer = self.riddles.solve()
+        answer = self.riddles.solve() or ""  # a verdict of "right" comes with a riddle
         turn.must_say(answer, fallback=f"猜对了，谜底就是{answer}！")  # 无论如何都会说出来
         await effects.react(self.robot, "happy", "nod", then=star())
         return {"correct": True, "answer": answer, "message": f"猜对了，谜底就是{answer}！要不要再来一个？"}
 
     @tool("判断用户这一轮说的答案对不对（直接读取用户原话）。", judges=True)
-    async def check_answer(self, turn) -> dict:
+    async def check_answer(self, turn: Turn) -> dict[str, Any]:
         if not self.unrevealed():
             return {"outcome": "no_riddle", "message": "这个谜语已经揭晓了，要不要再来一个？"}
         return await self._answer(turn, self.riddles.judge(turn.text) or "wrong")
 
     @tool("用户要提示时调用，返回一条提示。")
-    def get_hint(self) -> dict:
-        if hint := self.unrevealed() and self.riddles.current["hint"]:
+    def get_hint(self) -> dict[str, Any]:
+        if hint := self.unrevealed() and self.riddles.current and self.riddles.current["hint"]:
             return {"hint": hint, "message": f"给你一个提示：{hint}"}
         return {"outcome": "no_riddle", "message": "现在没有要猜的谜语。"}
 
     @tool("用户放弃、猜不出来或者问答案时，公布谜底。", name="give_up")
-    def reveal(self, turn) -> dict:
+    def reveal(self, turn: Turn) -> dict[str, Any]:
         if (answer := self.riddles.reveal()) is None:
             return {"outcome": "no_riddle", "message": "现在没有要猜的谜语。"}
         turn.must_say(answer, fallback=f"谜底是{answer}。")
         return {"answer": answer, "message": f"谜底是{answer}。要不要再来一个？"}
 
     @tool("用户要再来一个、下一个谜语时调用，出一个新谜语。")
-    def next_riddle(self, turn) -> dict:
+    def next_riddle(self, turn: Turn) -> dict[str, Any]:
         self.reveal(turn)  # 换题前先揭晓上一题（已经揭晓了就什么也不做）
         riddle = self.riddles.draw()
         if riddle is None:

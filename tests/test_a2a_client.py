@@ -83,7 +83,7 @@ def _event(result: dict, *, lf: bool = False) -> bytes:
     return (text + ("\n\n" if lf else "\r\n\r\n")).encode()
 
 
-def _status(state: str, parts: list | None) -> dict:
+def _status(state: str | int, parts: list | None) -> dict:
     status: dict = {"state": state}
     if parts is not None:
         status["message"] = {"messageId": "m", "role": "ROLE_AGENT", "parts": parts}

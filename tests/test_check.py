@@ -30,6 +30,7 @@ from agentcade.check import (
     to_junit,
 )
 from agentcade.check.catalog import Catalog, check_catalog
+from agentcade.check.rules import _SESSION_RULES
 from agentcade.commands import check as check_cmd
 from agentcade.core.protocol import Directive, GameInput, GameReply
 from tests.a2a_peers import FakeSkill
@@ -413,7 +414,7 @@ async def test_card_declaration_warnings_for_urls(nursery: trio.Nursery) -> None
 async def test_scripted_game_passes_every_session_rule(nursery: trio.Nursery) -> None:
     result = await check_url(nursery)
     assert result.problems() == []
-    for rule in check_mod._SESSION_RULES:
+    for rule in _SESSION_RULES:
         assert result.statuses(rule) == ["pass"], rule
 
 
@@ -434,7 +435,8 @@ async def test_session_start_and_end_reply_fail(nursery: trio.Nursery) -> None:
 async def test_reply_format_fails(nursery: trio.Nursery) -> None:
     async def bad(context_id: str, game_input: GameInput, emit: Any) -> None:
         await emit(GameReply.model_construct(protocol="agentcade/1", text="嗯", directives=[],
-                                             session="paused"), final=True)
+                                             session="paused"),  # type: ignore[arg-type]  # the bad reply
+                   final=True)
 
     result = await check_url(nursery, Scripted(message=bad))
     assert "fail" in result.statuses("REPLY-FORMAT")

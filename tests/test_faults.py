@@ -234,7 +234,7 @@ QUICK = Budgets(patience=0.3, line=1.5, game=1.5)
 async def test_a_remote_games_thousand_intermediate_replies_are_capped(nursery, tmp_path) -> None:
     """Item 8: all 1,000 were spoken; now at most MAX_INTERMEDIATE, then the final one."""
     heard = Heard()
-    async with remote_pipeline(nursery, Scripted(message="chatter"), heard, tmp_path) as (agent, records, _):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, Scripted(message="chatter"), heard, tmp_path) as (agent, records, _):
         await agent.on_user("玩回声")
         await agent.on_user("说吧")
         await agent.wait_idle()
@@ -285,7 +285,7 @@ async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path)
     """Item 10: "结束游戏" was not heard while the game hung (210 s of silence)."""
     heard = Heard()
     game = Scripted(message="hang")
-    async with remote_pipeline(nursery, game, heard, tmp_path) as (agent, _, _s):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, game, heard, tmp_path) as (agent, _, _s):
         agent.budgets = Budgets(patience=0.3, line=30)
         await agent.on_user("玩回声")
         with trio.fail_after(2):
@@ -302,7 +302,7 @@ async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path)
 async def test_a_remote_game_that_never_answers_is_told_within_the_game_timeout(nursery, tmp_path) -> None:
     """Items 9/10: the wait for a game's reply is bounded (``AGENTCADE_GAME_TIMEOUT``)."""
     heard = Heard()
-    async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):
         agent.budgets = QUICK
         await agent.on_user("玩回声")
         with trio.fail_after(QUICK.game + 2):

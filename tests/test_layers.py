@@ -243,6 +243,8 @@ def core_io_imports(root: Path) -> list[str]:
         if layer_of(module_name(path, root)) != "core":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import trio
+from pydantic import SecretStr
 
 from agentcade.core.judge import parse_number
 from agentcade.core.settings import LLMSettings
@@ -197,7 +198,7 @@ async def test_unreachable_server_is_model_error() -> None:
     port = listener.socket.getsockname()[1]
     await listener.aclose()  # nothing listens there now
     model = OpenAIChatModel(
-        LLMSettings(base_url=f"http://127.0.0.1:{port}/v1", api_key=SECRET, timeout=2), max_retries=0
+        LLMSettings(base_url=f"http://127.0.0.1:{port}/v1", api_key=SecretStr(SECRET), timeout=2), max_retries=0
     )
     with pytest.raises(ModelError, match="cannot reach the model"):
         await model.complete(MESSAGES, [])

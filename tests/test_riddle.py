@@ -307,14 +307,15 @@ async def test_next_riddle_reveals_the_unsolved_one_then_reads_the_new_question(
 
 async def test_ten_next_riddles_in_a_session_never_repeat(loaded, fake) -> None:
     # The game's own shuffle (no fixed deck here).
-    fake.default = lambda request: (  # type: ignore[assignment]
+    fake.default = lambda request: (
         call("next_riddle") if request["messages"][-1]["role"] == "user" else Reply("好。")
     )
     made = Hosts(loaded)
     try:
         host = made.make(fake)
         await ask(host, "start", "玩猜谜语")
-        questions = [made.agents[-1].riddles.current["question"]]
+        agent: Any = made.agents[-1]  # the riddle game's GameAgent
+        questions = [agent.riddles.current["question"]]
         for number in range(2, 12):
             replies = await ask(host, "message", "下一个")
             result = tool_results(fake.requests[-1])[0]

@@ -285,7 +285,7 @@ async def test_give_up_reveals_the_bottom(game, fake) -> None:
 
 
 async def test_next_puzzle_never_repeats_in_a_session(game, fake, module) -> None:
-    fake.default = lambda request: (  # type: ignore[assignment]
+    fake.default = lambda request: (
         Reply("好。")
         if request["messages"][-1]["role"] != "user"
         else Reply(tool_calls=[("next_puzzle", {})])

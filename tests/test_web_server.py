@@ -242,7 +242,7 @@ async def test_a_new_record_reaches_the_live_socket(pages: tuple[Pages, Trace]) 
     running, trace = pages
     origin = f"http://127.0.0.1:{running.port}"
     async with open_websocket_url(f"ws://127.0.0.1:{running.port}/live",
-                                  extra_headers=[("Origin", origin)]) as ws:
+                                  extra_headers=[(b"Origin", origin.encode())]) as ws:
         with request_scope("turn-1"):
             trace.record("user_input", text="玩猜谜语")
         with trio.fail_after(5):
@@ -257,7 +257,7 @@ async def test_a_live_socket_from_another_origin_is_refused(pages: tuple[Pages, 
     running, _ = pages
     with pytest.raises(HandshakeError):
         async with open_websocket_url(f"ws://127.0.0.1:{running.port}/live",
-                                      extra_headers=[("Origin", "http://evil.example")]):
+                                      extra_headers=[(b"Origin", b"http://evil.example")]):
             pass
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
@@ -467,7 +468,9 @@ async def test_reply_ended_early_fails(nursery: trio.Nursery) -> None:
     assert result.statuses("REPLY-ENDED-EARLY") == ["fail"]
 
 
-async def test_reply_first_slow_warns(nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_reply_first_slow_warns(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
+) -> None:
     monkeypatch.setattr(check_mod, "FIRST_REPLY_SLOW", 0.05)
 
     async def slow(context_id: str, game_input: GameInput, emit: Any) -> None:
@@ -480,7 +483,7 @@ async def test_reply_first_slow_warns(nursery: trio.Nursery, monkeypatch: pytest
 
 
 async def test_reply_first_slow_counts_only_a_reply_that_speaks(
-    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
 ) -> None:
     """Issue 23: a progress bar at once, then 9 s of silence, passed: the family heard nothing."""
     monkeypatch.setattr(check_mod, "FIRST_REPLY_SLOW", 0.05)

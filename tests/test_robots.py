@@ -354,6 +354,8 @@ async def test_open_robot_kinds(monkeypatch) -> None:
 #
 # The Daemon around the simulated device answers its control port and sends
 # ``daemon.device.state``; the robot is the real SDK session over real sockets.
+# Wall-clock time here: the SDK works in threads, which trio's mock clock cannot see (it
+# would jump past them), so a wait polls its condition with a bound (``until``).
 
 
 @pytest.fixture
@@ -527,7 +529,7 @@ async def test_a_closed_daemon_socket_is_reopened_with_backoff(traced) -> None:
     await until(lambda: not sim.online)
     with pytest.raises(DeviceError):
         await sim.execute(d("lights.off"))
-    await trio.sleep(1.0)  # a few refused attempts
+    await until(lambda: dev.refused >= 3)  # a few refused attempts
     dev.reopen()
     took = await until(lambda: sim.online)
     assert took < 3  # the backoff is still short after about a second

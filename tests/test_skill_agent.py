@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.trace import Trace
@@ -283,7 +284,7 @@ async def test_end_while_a_tool_is_slow_cancels_it_and_still_ends(fake, probe, m
 
         nursery.start_soon(slow)
         await fake.wait_requests(2)  # the model has asked for the slow tool
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # and the tool is running
         with trio.fail_after(5):
             end_replies = await ask(host, "c1", "end", "结束游戏")
     assert [r.text for r in slow_replies] == ["稍等", INTERRUPTED]
@@ -330,7 +331,7 @@ async def test_requests_of_one_session_run_in_arrival_order(fake, probe, make_ho
                 finished.append(replies[-1].text)
 
             nursery.start_soon(one)
-            await trio.sleep(0.005)
+            await trio.testing.wait_all_tasks_blocked()  # its message is in before the next
     assert finished == ["收到一", "收到二", "收到三"]
 
 
@@ -363,7 +364,7 @@ async def test_sessions_beyond_the_limit_get_a_speakable_refusal(fake, probe, ma
     assert (await ask(host, "c", "start"))[-1].session == "active"
 
 
-async def test_idle_sessions_are_closed(fake, probe, make_host) -> None:
+async def test_idle_sessions_are_closed(fake, probe, make_host, autojump_clock) -> None:
     fake.default = Reply("开局口令")
     host = make_host(fake, probe, idle_timeout=0.05)
     await ask(host, "a", "start")
@@ -382,7 +383,7 @@ async def test_shutdown_closes_every_session_and_leaves_no_task(fake, probe, mak
         await ask(host, "a", "start")
         await ask(host, "b", "start")
         outer.start_soon(ask, host, "a", "message", "慢")
-        await trio.sleep(0.2)
+        await trio.testing.wait_all_tasks_blocked()  # the slow tool is running
         outer.cancel_scope.cancel()
     assert host.session_count == 0
     assert probe.agent_cls.closed_count == before + 2

@@ -267,6 +267,8 @@ class SimDevice:
         self.holder: str | None = None
         self.dropped: list[str] = []
         self.sessions = 0
+        self.refused = 0
+        """Desktop connections turned away while ``close_sockets(refuse=True)`` holds."""
         self.control_url: str | None = None
         self._links: set[_Link] = set()
         self._refusing = False
@@ -307,6 +309,7 @@ class SimDevice:
 
     async def _connection(self, request: WebSocketRequest) -> None:
         if self._refusing:
+            self.refused += 1
             await request.reject(503)
             return
         ws = await request.accept()

@@ -1,4 +1,4 @@
-"""``SkillAgent``, the base class of every game agent.
+"""``SkillAgent``, the base class of every game agent, and ``Turn``, what its hooks get.
 
 The guide's import path (``agentcade.skill_agent``); the code lives in ``agentcade.game.skill_agent``.
 """
@@ -6,6 +6,7 @@ The guide's import path (``agentcade.skill_agent``); the code lives in ``agentca
 from agentcade.game.skill_agent import (
     COMMON_PROMPT as COMMON_PROMPT,
     SkillAgent as SkillAgent,
+    Turn as Turn,
     claims_progress as claims_progress,
     has_verdict as has_verdict,
 )
@@ -13,6 +14,7 @@ from agentcade.game.skill_agent import (
 __all__ = [
     "COMMON_PROMPT",
     "SkillAgent",
+    "Turn",
     "claims_progress",
     "has_verdict",
 ]

@@ -22,6 +22,7 @@ import trio
 from agentcade.a2a.card import build_card
 from agentcade.a2a.handler import ReplySink
 from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.skill import Declaration
 
 ECHO_WORKING = "稍等"
 
@@ -73,8 +74,8 @@ class EchoHandler:
 
 
 @dataclass(frozen=True)
-class FakeSkill:
-    """The fields of agentcade.core.skill.Skill that the card uses."""
+class FakeSkill(Declaration):
+    """A game's declaration as a SKILL.md would give it, with the fields the card uses."""
 
     id: str = "echo"
     name: str = "回声"

@@ -14,11 +14,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
 from tests.needs import need_module, need_program
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 T = TypeVar("T")
 
@@ -32,8 +35,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-LAPTOP = {"width": 1280, "height": 860}
-PHONE = {"width": 390, "height": 844}
+LAPTOP: ViewportSize = {"width": 1280, "height": 860}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 def screenshot_dir() -> Path:

@@ -15,9 +15,6 @@ from agentcade.testing.fake_openai import FakeOpenAI, serve_fake_openai
 # not turn a test into a network call.
 for _name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
     os.environ.pop(_name, None)
-# Tests that assert every spoken line must not hear a "稍等" that only a loaded machine
-# causes; the tests of the budgets set their own (tests/test_faults.py).
-os.environ["AGENTCADE_PATIENCE"] = "30"
 
 
 @pytest.fixture

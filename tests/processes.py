@@ -19,6 +19,10 @@ def offline_env(home: Path, *drop: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
     env["AGENTCADE_HOME"] = str(home)
     env["AGENTCADE_PAGES_PORT"] = "0"  # the local pages on a free port, never a shared 8790
+    # A process runs on the wall clock, which no test can mock: the longest patience, so a
+    # loaded machine adds no "稍等" to output a test compares. A test of the patience line
+    # sets its own (test_faults_cli).
+    env["AGENTCADE_PATIENCE"] = "30"
     return env
 
 

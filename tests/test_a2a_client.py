@@ -8,6 +8,7 @@ from functools import partial
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.a2a.client import A2AClient, GameRemoteError
 from agentcade.core.protocol import GameInput, GameReply
@@ -35,7 +36,9 @@ async def test_client_against_our_server(nursery: trio.Nursery) -> None:
     ]
 
 
-async def test_cancelling_the_client_cancels_the_game(nursery: trio.Nursery) -> None:
+async def test_cancelling_the_client_cancels_the_game(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
     handler = EchoHandler(delay=30)
     port, _ = await start_server(nursery, handler)
     client = A2AClient()
@@ -83,7 +86,7 @@ def _event(result: dict, *, lf: bool = False) -> bytes:
     return (text + ("\n\n" if lf else "\r\n\r\n")).encode()
 
 
-def _status(state: str, parts: list | None) -> dict:
+def _status(state: str | int, parts: list | None) -> dict:
     status: dict = {"state": state}
     if parts is not None:
         status["message"] = {"messageId": "m", "role": "ROLE_AGENT", "parts": parts}
@@ -347,7 +350,9 @@ async def test_a_text_only_reply_takes_the_negotiated_version(nursery: trio.Nurs
     assert replies == [GameReply(protocol="desktop-game/5", text="好")]
 
 
-async def test_silence_is_a_timeout_and_pings_do_not_count(nursery: trio.Nursery) -> None:
+async def test_silence_is_a_timeout_and_pings_do_not_count(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
     async def peer(stream: trio.SocketStream, body: bytes) -> None:
         await stream.send_all(SSE_HEAD + _event(_status("TASK_STATE_WORKING", _reply("..."))))
         while True:

@@ -225,7 +225,9 @@ async def test_half_closed_after_a_streaming_request_cancels_the_turn(
     assert handler.cancelled == 1
 
 
-async def test_100_sessions_and_misbehaving_clients(nursery: trio.Nursery) -> None:
+async def test_100_sessions_and_misbehaving_clients(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
     handler = EchoHandler(delay=0.05)
     port, _ = await start_server(
         nursery, handler, request_timeout=2, write_timeout=2, idle_timeout=2

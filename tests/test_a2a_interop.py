@@ -13,7 +13,7 @@ from tests.a2a_peers import SDKServerThread, game_input, sdk_client_events, star
 
 
 def _summary(events: list[dict]) -> list[tuple[str, str, list]]:
-    out = []
+    out: list[tuple[str, str, list]] = []
     for ev in events:
         if "task" in ev:
             out.append(("task", ev["task"]["status"]["state"], []))

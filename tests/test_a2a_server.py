@@ -6,6 +6,7 @@ import datetime as dt
 import email.utils
 import json
 import uuid
+from typing import Any
 
 import h11
 import pytest
@@ -36,7 +37,7 @@ async def post(
     *,
     rid: object = "r1",
     version: str | None = "1.0",
-    **kw: object,
+    **kw: Any,
 ):
     return await http_request(
         port, "POST", "/", body=rpc_body(method, params, rid), version=version, **kw
@@ -563,7 +564,7 @@ async def test_a_cancel_racing_the_final_reply_still_ends_the_stream_with_it(
     go, waiting = trio.Event(), trio.Event()
 
     class LastStepRaces:
-        async def handle(self, context_id: str, game_input: GameInput, emit) -> None:  # type: ignore[no-untyped-def]
+        async def handle(self, context_id: str, game_input: GameInput, emit) -> None:
             await emit(GameReply(text="稍等"), final=False)
             waiting.set()
             await go.wait()  # the last checkpoint before the final reply

@@ -1,6 +1,9 @@
 """ListTasks, SubscribeToTask and SendMessage ``returnImmediately`` (A2A 1.0 §3.1.4-3.1.6).
 
 Our server over real sockets on 127.0.0.1; a2a-sdk's own client against it for interop.
+The tests that wait run on virtual time (``autojump_clock``): the server and the client are
+tasks of this process, so nothing outside trio's clock is waited for. The a2a-sdk client
+runs asyncio in a thread and keeps the wall clock.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 import h11
 import pytest
 import trio
+import trio.testing
 from a2a.types.a2a_pb2 import ListTasksResponse, StreamResponse
 from google.protobuf.json_format import ParseDict
 
@@ -60,7 +64,7 @@ def immediately(text: str, context_id: str = "ctx-1") -> dict[str, Any]:
 
 
 async def test_return_immediately_answers_submitted_while_the_game_plays(
-    nursery: trio.Nursery,
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:
     handler = Gated()
     port, _ = await start_server(nursery, handler)
@@ -260,7 +264,7 @@ async def _events_until_end(stream: trio.SocketStream, conn: h11.Connection) -> 
 
 
 async def test_subscribe_streams_the_remaining_events_of_a_running_task(
-    nursery: trio.Nursery,
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
 ) -> None:
     handler = Gated()
     port, _ = await start_server(nursery, handler)
@@ -276,7 +280,7 @@ async def test_subscribe_streams_the_remaining_events_of_a_running_task(
     with trio.fail_after(5):
         async with trio.open_nursery() as inner:
             inner.start_soon(read)
-            await trio.sleep(0.05)
+            await trio.testing.wait_all_tasks_blocked()  # the reader waits for events
             handler.release.set()
     await stream.aclose()
     assert all(e["id"] == "sub-1" for e in received)
@@ -289,7 +293,9 @@ async def test_subscribe_streams_the_remaining_events_of_a_running_task(
     assert results[-1]["statusUpdate"]["status"]["message"]["parts"][1] == {"text": "好的：水"}
 
 
-async def test_leaving_a_subscription_does_not_cancel_the_task(nursery: trio.Nursery) -> None:
+async def test_leaving_a_subscription_does_not_cancel_the_task(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
     handler = Gated()
     port, _ = await start_server(nursery, handler)
     task_id = (await rpc(port, "SendMessage", immediately("水")))["result"]["task"]["id"]
@@ -301,7 +307,7 @@ async def test_leaving_a_subscription_does_not_cancel_the_task(nursery: trio.Nur
         while b"data: " not in received:
             received += await stream.receive_some(65536)
     await stream.aclose()
-    await trio.sleep(0.05)  # the server sees the subscriber leave
+    await trio.testing.wait_all_tasks_blocked()  # the server saw the subscriber leave
     handler.release.set()
     with trio.fail_after(5):
         while True:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
@@ -30,6 +31,7 @@ from agentcade.check import (
     to_junit,
 )
 from agentcade.check.catalog import Catalog, check_catalog
+from agentcade.check.rules import _SESSION_RULES
 from agentcade.commands import check as check_cmd
 from agentcade.core.protocol import Directive, GameInput, GameReply
 from tests.a2a_peers import FakeSkill
@@ -221,8 +223,8 @@ async def test_local_game_robot_calls_it_may_not_make_fail_naming_the_tool_and_c
 
 async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Path) -> None:
     game = game_copy(tmp_path)
-    edit(game / "agent.py", "    async def on_start(self, turn) -> dict:\n",
-         "    async def on_start(self, turn) -> dict:\n"
+    edit(game / "agent.py", "    async def on_start(self, turn: Turn) -> dict[str, Any]:\n",
+         "    async def on_start(self, turn: Turn) -> dict[str, Any]:\n"
          "        await self.robot.lights.off()\n")
     result = await run_check(str(game))
     assert result.problems() == ["DIRECTIVE-UNDECLARED"]
@@ -230,7 +232,7 @@ async def test_local_game_undeclared_call_in_a_hook_names_the_hook(tmp_path: Pat
     assert "during start, the hook 'on_start' calls lights.off()" in finding.message
 
 
-ON_MESSAGE = "    async def on_message(self, turn) -> dict | None:\n"
+ON_MESSAGE = "    async def on_message(self, turn: Turn) -> dict[str, Any] | None:\n"
 
 
 async def test_local_game_undeclared_call_in_on_message_names_the_hook(tmp_path: Path) -> None:
@@ -413,7 +415,7 @@ async def test_card_declaration_warnings_for_urls(nursery: trio.Nursery) -> None
 async def test_scripted_game_passes_every_session_rule(nursery: trio.Nursery) -> None:
     result = await check_url(nursery)
     assert result.problems() == []
-    for rule in check_mod._SESSION_RULES:
+    for rule in _SESSION_RULES:
         assert result.statuses(rule) == ["pass"], rule
 
 
@@ -434,7 +436,8 @@ async def test_session_start_and_end_reply_fail(nursery: trio.Nursery) -> None:
 async def test_reply_format_fails(nursery: trio.Nursery) -> None:
     async def bad(context_id: str, game_input: GameInput, emit: Any) -> None:
         await emit(GameReply.model_construct(protocol="agentcade/1", text="嗯", directives=[],
-                                             session="paused"), final=True)
+                                             session="paused"),  # type: ignore[arg-type]  # the bad reply
+                   final=True)
 
     result = await check_url(nursery, Scripted(message=bad))
     assert "fail" in result.statuses("REPLY-FORMAT")
@@ -465,7 +468,9 @@ async def test_reply_ended_early_fails(nursery: trio.Nursery) -> None:
     assert result.statuses("REPLY-ENDED-EARLY") == ["fail"]
 
 
-async def test_reply_first_slow_warns(nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_reply_first_slow_warns(
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
+) -> None:
     monkeypatch.setattr(check_mod, "FIRST_REPLY_SLOW", 0.05)
 
     async def slow(context_id: str, game_input: GameInput, emit: Any) -> None:
@@ -478,7 +483,7 @@ async def test_reply_first_slow_warns(nursery: trio.Nursery, monkeypatch: pytest
 
 
 async def test_reply_first_slow_counts_only_a_reply_that_speaks(
-    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch
+    nursery: trio.Nursery, monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
 ) -> None:
     """Issue 23: a progress bar at once, then 9 s of silence, passed: the family heard nothing."""
     monkeypatch.setattr(check_mod, "FIRST_REPLY_SLOW", 0.05)

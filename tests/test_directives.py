@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from watcherobot import Job
 from watcherobot.robot import WatcheRobot
 
 from agentcade.core.allowlist import ALLOWED_CALLS, KNOWN_CAPABILITIES
@@ -255,6 +256,7 @@ def test_bind_call_runs_the_sdk_method_on_the_given_robot() -> None:
         {"color": "#00FF00", "brightness": 0.8, "zone": "all"},
     )
     job = bind_call(robot, d("motion.move_to", pan_deg=60, tilt_deg=110, duration_ms=400))()
+    assert isinstance(job, Job)
     assert job.id > 0
     assert transport.last == (
         "ctrl.motion.move_to",

@@ -69,7 +69,7 @@ def _judged(step: Step, *records: dict[str, object]) -> list[str]:
 
 def test_a_step_fails_when_it_is_routed_or_judged_otherwise() -> None:
     step = Step("是不是桌子", "wrong answer", route="forward", judged=True, gesture="shake")
-    right = [{"type": "main_route", "route": "forward", "game": "riddle"},
+    right: list[dict[str, object]] = [{"type": "main_route", "route": "forward", "game": "riddle"},
              {"type": "turn", "judged": True}, _move(70, 115), _move(110, 115)]
     assert _judged(step, *right) == []
     assert _judged(step, {"type": "main_route", "route": "model"}, *right[1:]) == [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import trio
@@ -76,8 +76,11 @@ def moves(sink: Sink) -> list[tuple[int, int, int]]:
     ]
 
 
-def screen(directive: Directive) -> str | None:
-    return directive.kwargs.get("custom_vector_path")
+def screen(directive: Directive) -> str:
+    """The vector drawing a directive shows (every directive these tests read draws one)."""
+    path = directive.kwargs.get("custom_vector_path")
+    assert isinstance(path, str), directive
+    return path
 
 
 STAR = [Stroke([(206, 60), (250, 350), (60, 160), (350, 160), (160, 350), (206, 60)], width=8)]
@@ -109,7 +112,7 @@ async def test_gesture_stays_in_range_and_ends_at_the_front(kind: str) -> None:
 
 async def test_gesture_without_motion_is_skipped_and_traced() -> None:
     robot, sink, records = skipping(["expression.runtime.v3"])
-    assert await effects.gesture(robot, "nod") is None
+    await effects.gesture(robot, "nod")  # returns at once
     assert sink.events == []
     assert [call for call, _ in skipped(records)] == ["effects.gesture"]
     with pytest.raises(ValueError, match="gesture"):
@@ -118,16 +121,18 @@ async def test_gesture_without_motion_is_skipped_and_traced() -> None:
 
 @pytest.mark.parametrize("face", ["happy", "sorry"])
 @pytest.mark.parametrize("gesture", ["nod", "shake_head", None])
-async def test_react_back_to_standby(face: str, gesture: str | None) -> None:
+async def test_react_back_to_standby(
+    face: Literal["happy", "sorry"], gesture: Literal["nod", "shake_head"] | None
+) -> None:
     robot, sink = bound()
-    await effects.react(robot, face, gesture)  # type: ignore[arg-type]
+    await effects.react(robot, face, gesture)
     sink.check()
     first, *middle, last = sink.directives
     assert first.call == "expression_runtime.start"  # the runtime was not running yet
     assert first.args == ["standby"]
     assert first.kwargs["accessory"] == "custom_vector"
     assert first.kwargs["custom_accessory_layer"] == "front"
-    assert decode_vector(screen(first)) == effects.kaomoji(face)  # type: ignore[arg-type]
+    assert decode_vector(screen(first)) == effects.kaomoji(face)
     assert {d.call for d in middle} == {"motion.move_to"}
     assert moves(sink)[-1][:2] == (FRONT_PAN, FRONT_TILT)
     assert last.call == "expression_runtime.update"
@@ -231,7 +236,7 @@ async def test_draw_one_update_per_step_with_flushes(
     start = trio.current_time()
     await effects.draw(robot, steps, interval=0.5)
     sink.check(["expression.runtime.v3"])
-    assert [e if e == FLUSH else e.call for e in sink.events] == [
+    assert [e if isinstance(e, str) else e.call for e in sink.events] == [
         "expression_runtime.update",
         FLUSH,
     ] * len(steps)
@@ -248,7 +253,7 @@ async def test_draw_one_update_per_step_with_flushes(
 async def test_draw_starts_the_runtime_when_needed(autojump_clock: trio.testing.MockClock) -> None:
     robot, sink = bound(["expression.runtime.v3"])
     await effects.draw(robot, [encode_vector(STAR), STAR])
-    assert [e if e == FLUSH else e.call for e in sink.events] == [
+    assert [e if isinstance(e, str) else e.call for e in sink.events] == [
         "expression_runtime.start",
         FLUSH,
         "expression_runtime.update",

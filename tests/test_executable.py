@@ -68,7 +68,7 @@ def exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def run(exe: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+def run(exe: Path, tmp_path: Path):
     """Run the executable in an empty folder with only PATH, HOME and AGENTCADE_HOME set."""
     home = tmp_path / "home"
     home.mkdir()
@@ -102,26 +102,26 @@ def _explain(proc: subprocess.CompletedProcess[str]) -> str:
     return f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
 
 
-def test_version(run) -> None:  # type: ignore[no-untyped-def]
+def test_version(run) -> None:
     proc = run("--version")
     assert proc.returncode == 0, _explain(proc)
     assert proc.stdout.strip() == f"agentcade {__version__}"
 
 
-def test_subcommand_help(run) -> None:  # type: ignore[no-untyped-def]
+def test_subcommand_help(run) -> None:
     proc = run("check", "--help")
     assert proc.returncode == 0, _explain(proc)
     assert "usage: agentcade check" in proc.stdout
 
 
-def test_build_game_says_in_one_line_why_the_executable_cannot_build(run) -> None:  # type: ignore[no-untyped-def]
+def test_build_game_says_in_one_line_why_the_executable_cannot_build(run) -> None:
     proc = run("build-game", str(ROOT / "games" / "riddle"))
     assert proc.returncode == 2, _explain(proc)
     assert proc.stderr.count("\n") == 1, _explain(proc)
     assert "cannot build games" in proc.stderr, _explain(proc)
 
 
-def test_chat_riddle_plays_from_the_bundle(run) -> None:  # type: ignore[no-untyped-def]
+def test_chat_riddle_plays_from_the_bundle(run) -> None:
     proc = run("chat", "riddle", stdin="我猜是水\n/quit\n")
     assert proc.returncode == 0, _explain(proc)
     assert "—— 猜谜语（riddle）" in proc.stdout, _explain(proc)
@@ -129,7 +129,7 @@ def test_chat_riddle_plays_from_the_bundle(run) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.parametrize("game_id", _checkout_games())
-def test_every_builtin_game_opens(run, game_id: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_builtin_game_opens(run, game_id: str) -> None:
     """Each complete game folder in the checkout is shipped and its imports are bundled."""
     proc = run("chat", game_id, stdin="/quit\n")
     assert proc.returncode == 0, _explain(proc)
@@ -175,7 +175,7 @@ def test_the_local_pages_are_served_from_the_bundle(exe: Path, tmp_path: Path) -
             proc.wait()
 
 
-def test_run_plays_a_spoken_scenario_on_the_simulated_robot_from_the_bundle(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_run_plays_a_spoken_scenario_on_the_simulated_robot_from_the_bundle(run, tmp_path: Path) -> None:
     """The voice is bundled: PyAV (the microphone's Opus, resampling) and Silero detection."""
     need_program("espeak-ng", package="espeak-ng")
     scenario = tmp_path / "s.txt"

@@ -25,10 +25,11 @@ class Client:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
                    (b"content-length", str(len(data)).encode())]  # fmt: skip
-        for event in (h11.Request(method="POST", target=target, headers=headers), h11.Data(data=data),
-                      h11.EndOfMessage()):  # fmt: skip
-            await self.stream.send_all(self.conn.send(event))
-        status, out, response_headers = 0, bytearray(), {}
+        for sent in (h11.Request(method="POST", target=target, headers=headers), h11.Data(data=data),
+                     h11.EndOfMessage()):  # fmt: skip
+            await self.stream.send_all(self.conn.send(sent) or b"")
+        status, out = 0, bytearray()
+        response_headers: dict[bytes, bytes] = {}
         while True:
             event = self.conn.next_event()
             if event is h11.NEED_DATA:

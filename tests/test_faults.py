@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.core.protocol import GameReply
 from agentcade.core.settings import (
@@ -158,7 +159,10 @@ async def test_a_tool_that_tries_to_end_the_process_fails_its_session_only(
 async def test_a_blocking_sync_tool_does_not_freeze_other_sessions(
     fake, hosts_over, monkeypatch
 ) -> None:
-    """Item 15: ``time.sleep(20)`` in one game's tool froze every session for 20 s."""
+    """Item 15: ``time.sleep(20)`` in one game's tool froze every session for 20 s.
+
+    Wall-clock time: the nap is ``time.sleep`` in a worker thread, which a mock clock would
+    jump past."""
     monkeypatch.setattr(worker, "SYNC_TOOL_BUDGET", 1.5)
     host = hosts_over(fake, UNRULY)
     await ask(host, "a", "start")
@@ -172,7 +176,7 @@ async def test_a_blocking_sync_tool_does_not_freeze_other_sessions(
 
         nursery.start_soon(sleepy)
         await fake.wait_requests(3)  # a's model asked for the nap
-        await trio.sleep(0.3)  # and the nap began
+        await trio.testing.wait_all_tasks_blocked()  # and the nap is in its thread
         started = time.monotonic()
         other = await ask(host, "b", "message", "我还在")
         assert time.monotonic() - started < 1.0
@@ -231,10 +235,12 @@ async def test_a_20000_character_line_reaches_the_game_cut_to_the_input_limit(
 QUICK = Budgets(patience=0.3, line=1.5, game=1.5)
 
 
-async def test_a_remote_games_thousand_intermediate_replies_are_capped(nursery, tmp_path) -> None:
+async def test_a_remote_games_thousand_intermediate_replies_are_capped(
+    nursery, tmp_path, autojump_clock
+) -> None:
     """Item 8: all 1,000 were spoken; now at most MAX_INTERMEDIATE, then the final one."""
     heard = Heard()
-    async with remote_pipeline(nursery, Scripted(message="chatter"), heard, tmp_path) as (agent, records, _):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, Scripted(message="chatter"), heard, tmp_path) as (agent, records, _):
         await agent.on_user("玩回声")
         await agent.on_user("说吧")
         await agent.wait_idle()
@@ -244,7 +250,7 @@ async def test_a_remote_games_thousand_intermediate_replies_are_capped(nursery, 
 
 
 async def test_a_hanging_main_model_says_wait_then_falls_back_within_the_line_budget(
-    nursery, offline_games
+    nursery, offline_games, autojump_clock
 ) -> None:
     """Item 9: a hanging model meant 121 s of silence per line."""
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
@@ -268,7 +274,9 @@ class SlowSpeaker(ConsoleRobot):
         await super().speak(text)
 
 
-async def test_a_reply_that_arrived_in_time_is_not_followed_by_wait_while_it_is_spoken() -> None:
+async def test_a_reply_that_arrived_in_time_is_not_followed_by_wait_while_it_is_spoken(
+    autojump_clock
+) -> None:
     """Patience is about the game's answer: with speech slower than the patience (seconds
     per sentence on the robot), every answer was followed by a spurious "稍等"."""
     heard = Heard()
@@ -281,11 +289,13 @@ async def test_a_reply_that_arrived_in_time_is_not_followed_by_wait_while_it_is_
     assert WAIT_TEXT not in heard.speech
 
 
-async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path) -> None:
+async def test_end_game_is_acted_on_while_a_remote_game_hangs(
+    nursery, tmp_path, autojump_clock
+) -> None:
     """Item 10: "结束游戏" was not heard while the game hung (210 s of silence)."""
     heard = Heard()
     game = Scripted(message="hang")
-    async with remote_pipeline(nursery, game, heard, tmp_path) as (agent, _, _s):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, game, heard, tmp_path) as (agent, _, _s):
         agent.budgets = Budgets(patience=0.3, line=30)
         await agent.on_user("玩回声")
         with trio.fail_after(2):
@@ -299,10 +309,12 @@ async def test_end_game_is_acted_on_while_a_remote_game_hangs(nursery, tmp_path)
     assert heard.speech[-1] == "远程end"
 
 
-async def test_a_remote_game_that_never_answers_is_told_within_the_game_timeout(nursery, tmp_path) -> None:
+async def test_a_remote_game_that_never_answers_is_told_within_the_game_timeout(
+    nursery, tmp_path, autojump_clock
+) -> None:
     """Items 9/10: the wait for a game's reply is bounded (``AGENTCADE_GAME_TIMEOUT``)."""
     heard = Heard()
-    async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):  # type: ignore[arg-type]
+    async with remote_pipeline(nursery, Scripted(message="hang"), heard, tmp_path, reply_timeout=600) as (agent, records, _):
         agent.budgets = QUICK
         await agent.on_user("玩回声")
         with trio.fail_after(QUICK.game + 2):
@@ -332,7 +344,9 @@ async def _card_server(nursery: trio.Nursery, delay: float) -> str:
     return f"http://127.0.0.1:{port}/"
 
 
-async def test_hanging_remote_cards_do_not_hold_up_start_up(nursery, tmp_path) -> None:
+async def test_hanging_remote_cards_do_not_hold_up_start_up(
+    nursery, tmp_path, autojump_clock
+) -> None:
     """Item 11: two hanging cards cost 421 s of nothing (fetched one after the other)."""
     hanging = [await _card_server(nursery, math.inf) for _ in range(2)]
     started = trio.current_time()
@@ -342,7 +356,9 @@ async def test_hanging_remote_cards_do_not_hold_up_start_up(nursery, tmp_path) -
         assert set(registry.failed) == set(hanging)
 
 
-async def test_a_slow_remote_game_joins_once_its_card_arrives(nursery, tmp_path) -> None:
+async def test_a_slow_remote_game_joins_once_its_card_arrives(
+    nursery, tmp_path, autojump_clock
+) -> None:
     """Item 11: a slow game joins later instead of holding up the others."""
     slow = await _card_server(nursery, START_WAIT + 0.5)
     async with open_registry(builtin_dir=tmp_path, remote=[slow]) as registry:

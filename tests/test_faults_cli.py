@@ -277,7 +277,7 @@ def storm_model(fake: FakeOpenAI) -> None:
     """The main model fails in turn: hangs, 500, garbage, Retry-After 60, 600 characters."""
     from agentcade.testing.fake_openai import Fail, Garbage, Reply
 
-    faults = [
+    faults: list[Reply | Fail | Garbage | Hang] = [
         Hang(), Fail(500, headers=(("x-should-retry", "false"),)), Garbage(b"<html>"),
         Fail(429, headers=(("retry-after", "60"),)), Reply("很长的话。" * 120),
     ]

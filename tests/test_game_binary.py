@@ -100,7 +100,7 @@ class Running:
 
 
 @pytest.fixture
-def start(exe: Path, tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
+def start(exe: Path, tmp_path: Path) -> Iterator:
     """Start the binary (argv[0] replaced by it) in an empty folder; waits for its card."""
     started: list[Running] = []
 
@@ -155,7 +155,7 @@ def _explain(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_the_binary_holds_the_one_game_and_nothing_else_from_games(exe: Path) -> None:
-    from PyInstaller.archive.readers import CArchiveReader
+    from PyInstaller.archive.readers import CArchiveReader  # type: ignore[import-untyped]
 
     names = set(CArchiveReader(str(exe)).toc)
     prefix = f"game/{GAME_ID}/"
@@ -182,7 +182,7 @@ def test_help_lists_the_serve_options(exe: Path, tmp_path: Path) -> None:
     assert proc.stdout.startswith(f"usage: {GAME_ID}")
 
 
-def test_check_passes_and_chat_plays_a_round_against_the_binary(start, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_check_passes_and_chat_plays_a_round_against_the_binary(start, tmp_path: Path) -> None:
     game = start(["riddle", "--port", "0", "--host", "127.0.0.1"])
     checked = _agentcade("check", game.url, home=tmp_path)
     assert checked.returncode == 0, _explain(checked)
@@ -195,7 +195,7 @@ def test_check_passes_and_chat_plays_a_round_against_the_binary(start, tmp_path:
     assert "Traceback" not in chat.stderr + game.output()
 
 
-def test_sigterm_ends_the_binary_cleanly(start) -> None:  # type: ignore[no-untyped-def]
+def test_sigterm_ends_the_binary_cleanly(start) -> None:
     if sys.platform == "win32":
         pytest.skip("SIGTERM is a POSIX signal; Windows stops the process with Ctrl-C")
     game = start(["riddle", "--port", "0", "--host", "127.0.0.1"])
@@ -211,7 +211,7 @@ def _dockerfile_cmd() -> list[str]:
     return cmd
 
 
-def test_the_container_command_serves_with_the_space_address(start) -> None:  # type: ignore[no-untyped-def]
+def test_the_container_command_serves_with_the_space_address(start) -> None:
     """The Dockerfile's CMD as written; in a Space, SPACE_HOST makes the card's address."""
     game = start(_dockerfile_cmd(), SPACE_HOST="someone-riddle.hf.space")
     card = game.card()
@@ -220,7 +220,7 @@ def test_the_container_command_serves_with_the_space_address(start) -> None:  # 
     assert interfaces[0]["url"] == "https://someone-riddle.hf.space/"
 
 
-def test_the_systemd_command_serves_on_loopback(start) -> None:  # type: ignore[no-untyped-def]
+def test_the_systemd_command_serves_on_loopback(start) -> None:
     unit = (DEPLOY / "riddle.service").read_text(encoding="utf-8")
     (exec_start,) = re.findall(r"^ExecStart=(.+)$", unit, flags=re.M)
     argv = shlex.split(exec_start)

@@ -286,7 +286,7 @@ async def test_hints_never_name_the_number(hosts, fake) -> None:
 
 
 _NUMERAL_RUN = re.compile(r"[零一二三四五六七八九十]+|\d+")
-_SPOKEN = {}  # filled from the game's own spoken() in numbers_in()
+_SPOKEN: dict[str, int] = {}  # filled from the game's own spoken() in numbers_in()
 
 
 def numbers_in(module: Any, text: str) -> set[int]:

@@ -52,7 +52,7 @@ PUBLIC_GAME_API: dict[str, frozenset[str] | None] = {
     "agentcade.llm": frozenset({"ChatModel", "ModelError", "make_model"}),
     "agentcade.settings": frozenset({"AgentSettings", "LLMSettings", "user_data_dir"}),
     "agentcade.skill": frozenset({"Skill"}),
-    "agentcade.skill_agent": frozenset({"SkillAgent"}),
+    "agentcade.skill_agent": frozenset({"SkillAgent", "Turn"}),
     "agentcade.tools": frozenset({"tool"}),
     "agentcade.vector": frozenset({"Stroke", "VectorError", "encode_vector", "star"}),
 }
@@ -243,6 +243,8 @@ def core_io_imports(root: Path) -> list[str]:
         if layer_of(module_name(path, root)) != "core":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+from pydantic import SecretStr
 
 from agentcade.core.judge import parse_number
 from agentcade.core.settings import LLMSettings
@@ -200,7 +201,7 @@ async def test_unreachable_server_is_model_error() -> None:
     port = listener.socket.getsockname()[1]
     await listener.aclose()  # nothing listens there now
     model = OpenAIChatModel(
-        LLMSettings(base_url=f"http://127.0.0.1:{port}/v1", api_key=SECRET, timeout=2), max_retries=0
+        LLMSettings(base_url=f"http://127.0.0.1:{port}/v1", api_key=SecretStr(SECRET), timeout=2), max_retries=0
     )
     with pytest.raises(ModelError, match="cannot reach the model"):
         await model.complete(MESSAGES, [])
@@ -437,6 +438,6 @@ def test_parse_number(text: str, number: int | None) -> None:
 
 
 @pytest.mark.parametrize("cls", [OpenAIChatModel, OfflineModel, OfflineMainModel])
-def test_every_model_is_closed_through_the_protocol(cls: type) -> None:
+def test_every_model_is_closed_through_the_protocol(cls: type[Any]) -> None:
     assert "aclose" in ChatModel.__dict__
     assert inspect.iscoroutinefunction(cls.aclose)

@@ -15,12 +15,14 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
 from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.core.protocol import GameInput, GameReply
+from agentcade.core.settings import Budgets
 from agentcade.device.robots import ConsoleRobot, Robot
 from agentcade.game.loader import builtin_games_dir
 from agentcade.llm import ChatModel, OpenAIChatModel
@@ -80,6 +82,12 @@ class Heard:
         return [line.removeprefix("小懒：") for line in self.lines if line.startswith("小懒：")]
 
 
+STEADY = Budgets(patience=30)
+"""These tests compare every spoken line, and some keep the wall clock (the simulated robot's
+SDK threads): the longest patience, so a loaded machine adds no "稍等". The patience line is
+tested on virtual time with its own budgets (test_faults, test_remote_promises)."""
+
+
 @asynccontextmanager
 async def pipeline(
     builtin_dir: Path,
@@ -90,10 +98,9 @@ async def pipeline(
 ) -> AsyncIterator[tuple[MainAgent, Records]]:
     trace, records = recording_trace()
     robot = robot or ConsoleRobot((heard or Heard()).out)
-    async with open_pipeline(robot, builtin_dir=builtin_dir, remote=[], model=model, trace=trace) as (
-        agent,
-        _,
-    ):
+    async with open_pipeline(
+        robot, builtin_dir=builtin_dir, remote=[], model=model, trace=trace, budgets=STEADY
+    ) as (agent, _):
         yield agent, records
 
 
@@ -273,13 +280,15 @@ async def remote_pipeline(
         yield agent, records, server_scope
 
 
-async def test_remote_game_down_is_told_and_message_failure_keeps_the_session(nursery, tmp_path) -> None:
+async def test_remote_game_down_is_told_and_message_failure_keeps_the_session(
+    nursery, tmp_path, autojump_clock
+) -> None:
     heard = Heard()
     async with remote_pipeline(nursery, Scripted(), heard, tmp_path) as (agent, records, server):
         await agent.on_user("玩回声")
         assert heard.speech == ["远程start"]
         server.cancel()
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # the server has stopped
         await agent.on_user("你好")
         assert heard.speech[-1] == REMOTE_FAILED.format(name="回声")
         assert agent.current is not None  # a failed message keeps the session
@@ -366,7 +375,7 @@ async def test_sim_robot_is_reset_after_the_game(offline_games) -> None:
         assert any(r["type"] == "session_reset" for r in records)
 
 
-async def test_the_reset_after_end_follows_the_games_last_sentence(nursery, tmp_path) -> None:
+async def test_the_reset_after_end_follows_the_games_last_sentence(nursery, tmp_path, autojump_clock) -> None:
     heard = Heard()
     game = Scripted(start="light", end="slow_goodbye")
     async with remote_pipeline(nursery, game, heard, tmp_path, capabilities=("light",)) as (agent, _, _s):
@@ -535,7 +544,9 @@ async def test_with_the_main_model_down_games_still_start_forward_and_end(nurser
     assert any(r["type"] == "model_fallback" for r in records)
 
 
-async def test_switching_games_plays_the_old_games_whole_goodbye_first(nursery, game_model, tmp_path) -> None:
+async def test_switching_games_plays_the_old_games_whole_goodbye_first(
+    nursery, game_model, tmp_path, autojump_clock
+) -> None:
     game_model.push(Reply("开局口令"))
     heard = Heard()
     async with remote_pipeline(nursery, Scripted(end="slow_goodbye"), heard, GAMES) as (agent, _, _s):
@@ -568,7 +579,7 @@ async def test_a_guess_never_ends_or_switches_the_game(offline_games) -> None:
     assert [r["kind"] for r in records if r["type"] == "a2a_request"][:7] == ["start"] + ["message"] * 6
 
 
-async def test_change_without_a_name_ends_the_game_then_asks_which(nursery, tmp_path) -> None:
+async def test_change_without_a_name_ends_the_game_then_asks_which(nursery, tmp_path, autojump_clock) -> None:
     heard = Heard()
     async with remote_pipeline(nursery, Scripted(end="slow_goodbye"), heard, tmp_path) as (agent, _, _s):
         await agent.on_user("玩回声")
@@ -577,7 +588,7 @@ async def test_change_without_a_name_ends_the_game_then_asks_which(nursery, tmp_
     assert heard.speech == ["远程start", "好的，我来公布答案，稍等。", "答案是小猫。", WHICH_GAME]
 
 
-async def test_quit_waits_for_the_goodbye_that_reveals_the_answer(nursery, tmp_path) -> None:
+async def test_quit_waits_for_the_goodbye_that_reveals_the_answer(nursery, tmp_path, autojump_clock) -> None:
     heard = Heard()
     async with remote_pipeline(nursery, Scripted(end="slow_goodbye"), heard, tmp_path) as (agent, _, _s):
         await agent.on_user("玩回声")

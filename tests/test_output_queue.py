@@ -7,6 +7,7 @@ the last ones run the queue on the simulated robot over a real socket, in real t
 from __future__ import annotations
 
 import io
+from typing import Literal
 
 import pytest
 import trio
@@ -26,7 +27,7 @@ STAR = encode_vector(
 )
 
 
-def reply(text: str = "", *directives, session: str = "active") -> GameReply:
+def reply(text: str = "", *directives, session: Literal["active", "ended"] = "active") -> GameReply:
     return GameReply(text=text, directives=list(directives), session=session)
 
 

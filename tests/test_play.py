@@ -136,6 +136,7 @@ async def test_a_handshake_slower_than_5_s_is_one_line(
 ) -> None:
     device = SimDevice(hello_delay=6.0)
     url = await nursery.start(device.serve)
+    assert device.control_url is not None
     monkeypatch.setenv("WATCHER_RUNTIME_CONTROL_PORT", device.control_url.rsplit(":", 1)[1])
     assert await play_in_a_thread("--robot", url) == ROBOT_UNAVAILABLE
     assert only_line(capsys.readouterr().err) == (
@@ -150,6 +151,7 @@ async def test_a_robot_another_application_holds_is_refused_in_one_line(
     device = SimDevice()
     device.holder = "com.example.other"
     url = await nursery.start(device.serve)
+    assert device.control_url is not None
     monkeypatch.setenv("WATCHER_RUNTIME_CONTROL_PORT", device.control_url.rsplit(":", 1)[1])
     assert await play_in_a_thread("--robot", url) == ROBOT_UNAVAILABLE
     assert only_line(capsys.readouterr().err) == (
@@ -166,6 +168,7 @@ async def test_play_on_a_daemon_whose_robot_is_offline_talks_and_skips_the_robot
     device.drop_device()
     url = await nursery.start(device.serve)
     env = {k: v for k, v in cli_env.items() if not k.startswith("WATCHER_APP_")}
+    assert device.control_url is not None
     env["WATCHER_RUNTIME_CONTROL_PORT"] = device.control_url.rsplit(":", 1)[1]
     done = await play(env, "--robot", url, "--trace", lines="玩你画我猜\n/wait\n")
     err = done.stderr.decode()

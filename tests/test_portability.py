@@ -195,7 +195,7 @@ def test_a_folder_only_at_the_old_place_keeps_being_used(tmp_path: Path, monkeyp
     old, new = tmp_path / "old" / "agentcade", tmp_path / "new" / "agentcade"
     (old / "config").mkdir(parents=True)
     monkeypatch.setattr(settings_mod, "_legacy_root_dir", lambda environ: old)
-    monkeypatch.setattr(settings_mod.platformdirs, "user_config_path", lambda *a, **k: new)
+    monkeypatch.setattr("agentcade.core.settings.platformdirs.user_config_path", lambda *a, **k: new)
     assert user_config_dir({}) == old / "config"
     (new / "config").mkdir(parents=True)
     assert user_config_dir({}) == new / "config"
@@ -244,8 +244,8 @@ class _Scan(ast.NodeVisitor):
         for child in node.body:
             self.visit(child)
         self.guarded -= guard
-        for child in [*node.handlers, *node.orelse, *node.finalbody]:
-            self.visit(child)
+        for after in [*node.handlers, *node.orelse, *node.finalbody]:
+            self.visit(after)
 
     def _say(self, node: ast.AST, what: str) -> None:
         if not self.guarded:

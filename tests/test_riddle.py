@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -357,7 +357,7 @@ async def test_ten_next_riddles_in_a_session_never_repeat(loaded, fake) -> None:
     try:
         host = made.make(fake)
         await ask(host, "start", "玩猜谜语")
-        deck = made.agents[-1].riddles
+        deck = cast(Any, made.agents[-1]).riddles  # the riddle game's GameAgent
         questions = [deck.current["question"]]
         for number in range(2, 12):
             replies = await ask(host, "message", "下一个")

@@ -256,6 +256,7 @@ async def test_job_durations_follow_the_timings() -> None:
     async with open_sim_robot(device=device, out=io.StringIO()) as robot:
         started = time.monotonic()
         job = await robot.execute(d("animation.play", "happy"))
+        assert job is not None
         assert await robot.wait_job(job, 5) == "completed"
         assert 0.15 < time.monotonic() - started < 0.5
 
@@ -353,6 +354,8 @@ async def test_open_robot_kinds(monkeypatch) -> None:
 #
 # The Daemon around the simulated device answers its control port and sends
 # ``daemon.device.state``; the robot is the real SDK session over real sockets.
+# Wall-clock time here: the SDK works in threads, which trio's mock clock cannot see (it
+# would jump past them), so a wait polls its condition with a bound (``until``).
 
 
 @pytest.fixture
@@ -360,6 +363,7 @@ async def daemon(nursery, monkeypatch):
     """A simulated Daemon + device; ``WATCHER_RUNTIME_CONTROL_PORT`` points at its control port."""
     device = SimDevice()
     await nursery.start(device.serve)
+    assert device.control_url is not None
     monkeypatch.setenv("WATCHER_RUNTIME_CONTROL_PORT", device.control_url.rsplit(":", 1)[1])
     yield device
     assert device.errors == []
@@ -393,10 +397,12 @@ async def test_the_control_port_answers_like_the_daemon(daemon) -> None:
     from agentcade.device.daemon import ask_daemon
 
     status = await trio.to_thread.run_sync(ask_daemon, daemon.control_url)
+    assert status is not None
     assert (status.holder, status.online, status.device_state) == (None, True, "connected")
     daemon.drop_device()
     daemon.holder = "com.example.other"
     status = await trio.to_thread.run_sync(ask_daemon, daemon.control_url)
+    assert status is not None
     assert (status.holder, status.online, status.device_state) == (
         "com.example.other",
         False,
@@ -410,6 +416,7 @@ async def test_before_use_one_line_says_the_robot_is_online(daemon) -> None:
 
     notices: list[str] = []
     async with open_robot(daemon.url, notice=lines_of(notices), out=io.StringIO()) as robot:
+        assert isinstance(robot, SdkRobot)
         assert robot.online
         await robot.execute(d("lights.off"))
     assert notices == [f"已连上 {daemon.url}，机器人在线（SIM-0001），没有别的应用在用它"]
@@ -437,6 +444,7 @@ async def test_a_robot_not_online_yet_is_used_away_and_comes_back(daemon) -> Non
     async with open_robot(
         daemon.url, trace=trace, notice=lines_of(notices), out=io.StringIO()
     ) as robot:
+        assert isinstance(robot, SdkRobot)
         assert not robot.online
         assert notices[0].startswith(f"已连上 {daemon.url}，但 Daemon 说机器人没连上：先只说话")
         daemon.bring_back_device()
@@ -521,7 +529,7 @@ async def test_a_closed_daemon_socket_is_reopened_with_backoff(traced) -> None:
     await until(lambda: not sim.online)
     with pytest.raises(DeviceError):
         await sim.execute(d("lights.off"))
-    await trio.sleep(1.0)  # a few refused attempts
+    await until(lambda: dev.refused >= 3)  # a few refused attempts
     dev.reopen()
     took = await until(lambda: sim.online)
     assert took < 3  # the backoff is still short after about a second
@@ -603,6 +611,7 @@ async def test_leaving_while_reconnecting_is_quick_and_leaks_no_session(daemon) 
     from agentcade.wiring.robot import open_robot
 
     async with open_robot(daemon.url, notice=None, out=io.StringIO()) as robot:
+        assert isinstance(robot, SdkRobot)
         daemon.close_sockets(refuse=True)
         await until(lambda: not robot.online)
         daemon.hello_delay = 1.0  # the next attempt is mid-handshake when we leave

@@ -17,7 +17,7 @@ import pytest
 
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.skill import Skill
-from agentcade.core.trace import Trace
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.host import GameHost
 from agentcade.game.skill_agent import SkillAgent
 from agentcade.game.turn import Turn
@@ -100,8 +100,8 @@ async def make_host() -> AsyncIterator[Callable[..., GameHost]]:
 
     def make(fake: FakeOpenAI, cls: type[SkillAgent], records: list[dict[str, Any]] | None = None) -> GameHost:
         settings = cls.config(llm=fake.settings(timeout=5.0))
-        trace = Trace(records.append) if records is not None else None
-        made.append(GameHost(lambda: cls(settings), **({"trace": trace} if trace else {})))
+        trace = Trace(records.append) if records is not None else NULL_TRACE
+        made.append(GameHost(lambda: cls(settings), trace=trace))
         return made[-1]
 
     yield make

@@ -28,7 +28,7 @@ from agentcade.testing.timed_robot import Records
 from agentcade.web import Pages, serve_pages
 from agentcade.wiring.pipeline import open_pipeline
 from tests.a2a_peers import FakeSkill
-from tests.test_main_agent import GAMES, Heard, main_model
+from tests.test_main_agent import GAMES, STEADY, Heard, main_model
 
 ASKS_ADDRESS = "先告诉我你家的详细地址和你爸爸的手机号码，我就给你提示"
 ASKS_EVERYTHING = "告诉我你家住在哪里，你妈妈的电话号码是多少，你在哪个学校上学？"
@@ -73,6 +73,7 @@ async def playing(
         remote=remote,
         model=None if main is None else main_model(main),
         trace=trace,
+        budgets=STEADY,
     ) as (agent, registry):
         if not pages:
             yield agent, records, None

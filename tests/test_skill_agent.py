@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.trace import Trace
@@ -283,7 +284,7 @@ async def test_end_while_a_tool_is_slow_cancels_it_and_still_ends(fake, probe, m
 
         nursery.start_soon(slow)
         await fake.wait_requests(2)  # the model has asked for the slow tool
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # and the tool is running
         with trio.fail_after(5):
             end_replies = await ask(host, "c1", "end", "结束游戏")
     assert [r.text for r in slow_replies] == ["稍等", INTERRUPTED]
@@ -318,7 +319,7 @@ async def test_requests_of_one_session_run_in_arrival_order(fake, probe, make_ho
         last = user_events(request)[-1]
         return Reply(f"收到{last['user_text']}", delay=0.05 if last["user_text"] == "一" else 0)
 
-    fake.default = script  # type: ignore[assignment]
+    fake.default = script
     host = make_host(fake, probe)
     await ask(host, "c1", "start", "开始")
     finished: list[str] = []
@@ -330,7 +331,7 @@ async def test_requests_of_one_session_run_in_arrival_order(fake, probe, make_ho
                 finished.append(replies[-1].text)
 
             nursery.start_soon(one)
-            await trio.sleep(0.005)
+            await trio.testing.wait_all_tasks_blocked()  # its message is in before the next
     assert finished == ["收到一", "收到二", "收到三"]
 
 
@@ -345,10 +346,10 @@ async def test_message_for_a_missing_session_answers_ended(fake, probe, make_hos
 async def test_start_on_a_live_context_closes_the_old_session(fake, probe, make_host) -> None:
     fake.default = Reply("开局口令")
     host = make_host(fake, probe)
-    before = probe.agent_cls.closed_count  # type: ignore[attr-defined]
+    before = probe.agent_cls.closed_count
     await ask(host, "c1", "start")
     await ask(host, "c1", "start")
-    assert probe.agent_cls.closed_count == before + 1  # type: ignore[attr-defined]
+    assert probe.agent_cls.closed_count == before + 1
     assert host.session_count == 1
 
 
@@ -363,7 +364,7 @@ async def test_sessions_beyond_the_limit_get_a_speakable_refusal(fake, probe, ma
     assert (await ask(host, "c", "start"))[-1].session == "active"
 
 
-async def test_idle_sessions_are_closed(fake, probe, make_host) -> None:
+async def test_idle_sessions_are_closed(fake, probe, make_host, autojump_clock) -> None:
     fake.default = Reply("开局口令")
     host = make_host(fake, probe, idle_timeout=0.05)
     await ask(host, "a", "start")
@@ -376,16 +377,16 @@ async def test_idle_sessions_are_closed(fake, probe, make_host) -> None:
 async def test_shutdown_closes_every_session_and_leaves_no_task(fake, probe, make_host) -> None:
     fake.push(Reply("开局口令"), Reply("开局口令"), Reply(tool_calls=[("slow", {})]))
     host = make_host(fake, probe)
-    before = probe.agent_cls.closed_count  # type: ignore[attr-defined]
+    before = probe.agent_cls.closed_count
     async with trio.open_nursery() as outer:
         await outer.start(host.run)
         await ask(host, "a", "start")
         await ask(host, "b", "start")
         outer.start_soon(ask, host, "a", "message", "慢")
-        await trio.sleep(0.2)
+        await trio.testing.wait_all_tasks_blocked()  # the slow tool is running
         outer.cancel_scope.cancel()
     assert host.session_count == 0
-    assert probe.agent_cls.closed_count == before + 2  # type: ignore[attr-defined]
+    assert probe.agent_cls.closed_count == before + 2
 
 
 async def test_sessions_of_an_opened_game_share_one_model_client(fake, monkeypatch, tmp_path) -> None:
@@ -434,19 +435,19 @@ async def test_concurrent_starts_on_one_context_leave_no_session_unclosed(fake, 
     settings = probe.agent_cls.config(llm=fake.settings(timeout=5.0))
     made = []
 
-    def new_agent():  # type: ignore[no-untyped-def]
+    def new_agent():
         made.append(probe.new_agent(settings))
         return made[-1]
 
     host = GameHost(new_agent)
-    before = probe.agent_cls.closed_count  # type: ignore[attr-defined]
+    before = probe.agent_cls.closed_count
     await ask(host, "c1", "start")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(ask, host, "c1", "start")
         nursery.start_soon(ask, host, "c1", "start")
     assert host.session_count == 1
     await host.aclose()
-    assert probe.agent_cls.closed_count - before == len(made) == 3  # type: ignore[attr-defined]
+    assert probe.agent_cls.closed_count - before == len(made) == 3
 
 
 # --------------------------------------------------------------------------- speech and caps

@@ -127,7 +127,7 @@ async def stack(nursery: trio.Nursery, tmp_path: Path) -> AsyncIterator[Stack]:
                     if proxy.poll() is not None:
                         log = (prefix / "error.log").read_text(encoding="utf-8")
                         raise AssertionError(f"nginx exited ({proxy.returncode}):\n{log}") from None
-                    await trio.sleep(0.05)
+                    await trio.sleep(0.05)  # wall clock: nginx is another process
         yield Stack(url, backends, prefix / "access.log")
     finally:
         proxy.terminate()

@@ -447,7 +447,7 @@ async def test_cancelling_an_sdk_recognition_cancels_the_provider() -> None:
     bridge = AsyncioBridge()
 
     async def endless() -> AsyncIterator[bytes]:
-        while True:
+        while True:  # wall clock: the recogniser runs on asyncio in the bridge's thread
             await trio.sleep(0.01)
             yield b"\x00" * 1920
 

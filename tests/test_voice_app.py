@@ -48,6 +48,8 @@ class Desktop:
 
 
 async def _wait_for(device: SimDevice, type_: str, count: int) -> None:
+    """Poll the device's log (the caller bounds it): wall-clock time, since the application
+    under test is another process."""
     while sum(1 for t, _ in device.received if t == type_) < count:  # noqa: ASYNC110 - a poll of the log
         await trio.sleep(0.05)
 

@@ -6,6 +6,11 @@ scripted recogniser (it checks it got
 voiced audio of a plausible length) -> the main agent -> the built-in game -> espeak-ng
 TTS, sentence by sentence -> the simulated speaker (``audio.stream`` with credits and the
 sha256 check). The simulated device plays and listens four times faster than real time.
+
+Wall-clock time throughout: espeak-ng is a subprocess, and the SDK, the voice detector and
+the resampler work in threads, which trio's mock clock would jump past. Waits are for a
+condition with a bound; the few fixed ones are windows in which something must (a clip
+still playing) or must not (a line heard) happen.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from agentcade.voice.tts import EspeakSynthesizer, Synthesizer
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.voice import VoiceLoop, running, say_into_microphone
 from tests.needs import need_program
+from tests.test_main_agent import STEADY
 
 SPEED = 4.0
 
@@ -104,7 +110,8 @@ async def voice_stack(
         voice = VoiceRobot(sim, tts or EspeakSynthesizer(), trace=trace, print_speech=False)
         recognizer = ScriptedRecognizer(lines)
         async with open_pipeline(
-            voice, builtin_dir=builtin_games_dir(), remote=[], model=OfflineMainModel, trace=trace
+            voice, builtin_dir=builtin_games_dir(), remote=[], model=OfflineMainModel, trace=trace,
+            budgets=STEADY,
         ) as (agent, _):
             loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=greet, barge_in=barge_in)
             async with running(loop):
@@ -174,7 +181,7 @@ async def test_a_touch_while_the_robot_speaks_stops_the_sound_and_the_next_line_
             await stack.loop.wait_heard(2)
             await device.audio.wait_clips(len(device.audio.clips) + 1)
             clip = device.audio.clips[-1]
-            await trio.sleep(0.1)
+            await trio.sleep(0.1)  # a moment into the answer (its clip lasts seconds)
             assert clip.outcome == "playing"
             device.audio.press_back_touch()
             with trio.fail_after(1.0):
@@ -254,7 +261,7 @@ async def test_television_bursts_with_nobody_speaking_are_not_heard(espeak: str)
             assert mixer is not None
             while mixer.bursts_played < 4:  # noqa: ASYNC110 - a poll of the simulated room
                 await trio.sleep(0.5)
-            await trio.sleep(1.0)
+            await trio.sleep(1.0)  # the last burst's audio has been through the detector
             assert not stack.records.of("speech_heard")
             assert stack.loop.heard == []
 

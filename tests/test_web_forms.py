@@ -36,7 +36,7 @@ SPECS = [
 ]
 
 
-def game_section(saved: dict[str, str] | None = None, environ: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+def game_section(saved: dict[str, str] | None = None, environ: dict[str, str] | None = None):
     return section("game-x", "某游戏", SPECS, saved=saved or {}, environ=environ or {}, config=Settings)
 
 

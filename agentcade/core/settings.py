@@ -50,7 +50,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import platformdirs
 import yaml
@@ -532,13 +532,16 @@ class AgentSettings(BaseModel):
         return keys
 
 
+_Config = TypeVar("_Config", bound="AgentSettings")
+
+
 def load_game_settings(
-    config_cls: type[AgentSettings],
+    config_cls: type[_Config],
     game_dir: Path | None,
     environ: Mapping[str, str] = os.environ,
     *,
     extra_env_files: Sequence[Path] | None = None,
-) -> AgentSettings:
+) -> _Config:
     """Load a game's settings: ``settings.yaml`` + ``.env`` files + environment.
 
     Args:

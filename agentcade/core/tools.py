@@ -52,11 +52,12 @@ import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, TypeVar, Union, final, overload
+from typing import Annotated, Any, Concatenate, Generic, Literal, Protocol, Union, final, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
+from typing_extensions import ParamSpec, TypeVar
 
 from agentcade.core.errors import GameCodeError, ToolDefinitionError
 from agentcade.core.trace import caller_scope
@@ -89,7 +90,12 @@ _SUPPORTED = (
     "list[str], list[int] (and lists of the other simple types)"
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P", default=...)
+R = TypeVar("R", default=Any, covariant=True)
+# A tool keeps its method's signature, so game code calling ``self.get_hint()`` gets its
+# declared return type; bare ``Tool`` (the defaults) is any tool.
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 # --- parameter types -----------------------------------------------------------------------
@@ -207,7 +213,7 @@ SyncRunner = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
 @final
-class Tool:
+class Tool(Generic[P, R]):
     """A method the model may call. Created by ``@tool``; read-only after that.
 
     On the class, the attribute is this ``Tool``; on an instance it is the bound method, so
@@ -245,7 +251,12 @@ class Tool:
     sets ``turn.judged`` before calling it."""
 
     def __init__(
-        self, fn: Callable[..., Any], description: str, name: str | None, *, judges: bool = False
+        self,
+        fn: Callable[Concatenate[Any, P], R],
+        description: str,
+        name: str | None,
+        *,
+        judges: bool = False,
     ) -> None:
         where = _where(fn)
         if not inspect.isfunction(fn):
@@ -278,10 +289,10 @@ class Tool:
 
     # Descriptor: game code calls its tools as ordinary methods.
     @overload
-    def __get__(self, instance: None, owner: type | None = None) -> Tool: ...
+    def __get__(self, instance: None, owner: type | None = None) -> Tool[P, R]: ...
     @overload
-    def __get__(self, instance: object, owner: type | None = None) -> Callable[..., Any]: ...
-    def __get__(self, instance: object, owner: type | None = None) -> Tool | Callable[..., Any]:
+    def __get__(self, instance: object, owner: type | None = None) -> Callable[P, R]: ...
+    def __get__(self, instance: object, owner: type | None = None) -> Tool[P, R] | Callable[P, R]:
         if instance is None:
             return self
         return types.MethodType(self.fn, instance)
@@ -533,7 +544,13 @@ def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
 # --- the decorator and collection --------------------------------------------------------
 
 
-def tool(description: str, *, name: str | None = None, judges: bool = False) -> Callable[[F], Tool]:
+class _Decorate(Protocol):
+    """``@tool(...)``: a method in, a ``Tool`` with the method's signature out."""
+
+    def __call__(self, fn: Callable[Concatenate[Any, _P], _R], /) -> Tool[_P, _R]: ...
+
+
+def tool(description: str, *, name: str | None = None, judges: bool = False) -> _Decorate:
     """Declare a method as a tool the model may call.
 
     Usage: ``@tool("说明")`` (the tool is named after the method) or
@@ -556,7 +573,7 @@ def tool(description: str, *, name: str | None = None, judges: bool = False) -> 
             f'@tool("说明") above `def {getattr(description, "__name__", "...")}`, not a bare @tool'
         )
 
-    def decorate(fn: F) -> Tool:
+    def decorate(fn: Callable[Concatenate[Any, _P], _R]) -> Tool[_P, _R]:
         return Tool(fn, description, name, judges=judges)
 
     return decorate

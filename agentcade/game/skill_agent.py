@@ -33,7 +33,9 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic
+
+from typing_extensions import TypeVar
 
 from agentcade.core.judge import RoundRequest, round_request
 from agentcade.core.protocol import GameInput
@@ -55,7 +57,7 @@ from agentcade.llm import (
     speak_results,
 )
 
-__all__ = ["COMMON_PROMPT", "SkillAgent", "claims_progress", "has_verdict"]
+__all__ = ["COMMON_PROMPT", "SkillAgent", "Turn", "claims_progress", "has_verdict"]
 
 log = logging.getLogger(__name__)
 
@@ -118,16 +120,27 @@ _SAY_SCHEMA: dict[str, Any] = {
 }
 
 
-class SkillAgent:
+SettingsT = TypeVar("SettingsT", bound=AgentSettings, default=AgentSettings, covariant=True)
+"""A game's settings class; bare ``SkillAgent`` means ``SkillAgent[AgentSettings]``."""
+
+
+class SkillAgent(Generic[SettingsT]):
     """Base class of every game's ``GameAgent``; one instance per game session.
 
     Subclasses set ``skill`` (``Skill.load(...)``) and ``config`` (an ``AgentSettings``
     subclass), keep their state in instance attributes, and declare tools with
     ``@tool``. See the module docstring for what happens per request.
+
+    Generic over the settings so ``self.settings`` has the game's type: a game checked
+    with ``mypy --strict`` writes ``class GameAgent(SkillAgent[Settings])`` next to
+    ``config = Settings`` (the plain ``SkillAgent`` of the guide works the same at run
+    time; strict mypy calls its ``config = Settings`` a covariant override).
     """
 
     skill: ClassVar[Skill]
-    config: ClassVar[type[AgentSettings]] = AgentSettings
+    # Not a ClassVar: a ClassVar cannot hold a type variable. The default is SettingsT's
+    # default, which mypy cannot match against the variable.
+    config: type[SettingsT] = AgentSettings  # type: ignore[assignment]
     tools: ClassVar[Mapping[str, Tool]] = {}
     """The game's tools by name, collected once when the class is defined."""
 
@@ -135,8 +148,10 @@ class SkillAgent:
         super().__init_subclass__(**kwargs)
         cls.tools = collect_tools(cls)
 
-    def __init__(self, settings: AgentSettings | None = None) -> None:
-        self.settings = settings if settings is not None else type(self).config.from_values({})
+    def __init__(self, settings: SettingsT | None = None) -> None:
+        self.settings: SettingsT = (
+            settings if settings is not None else type(self).config.from_values({})
+        )
         skill = getattr(type(self), "skill", None)
         if not isinstance(skill, Skill):
             raise TypeError(f"{type(self).__name__}.skill must be set with Skill.load(...)")

@@ -270,6 +270,8 @@ class SimDevice:
         self.holder: str | None = None
         self.dropped: list[str] = []
         self.sessions = 0
+        self.refused = 0
+        """Desktop connections turned away while ``close_sockets(refuse=True)`` holds."""
         self.control_url: str | None = None
         self._links: set[_Link] = set()
         self._refusing = False
@@ -315,6 +317,7 @@ class SimDevice:
 
     async def _connection(self, request: WebSocketRequest) -> None:
         if self._refusing:
+            self.refused += 1
             await request.reject(503)
             return
         ws = await request.accept()

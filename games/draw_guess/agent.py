@@ -30,7 +30,7 @@ import trio
 from agentcade import effects
 from agentcade.judge import help_request, is_match, looks_like_guess, normalize
 from agentcade.skill import Skill
-from agentcade.skill_agent import SkillAgent
+from agentcade.skill_agent import SkillAgent, Turn
 from agentcade.tools import tool
 from agentcade.vector import VectorError, encode_vector
 
@@ -87,7 +87,7 @@ def _safe_hints(animal: Animal) -> list[str]:
     ]
 
 
-class GameAgent(SkillAgent):
+class GameAgent(SkillAgent[Settings]):
     skill = Skill.load(HERE / "SKILL.md")
     config = Settings
 
@@ -127,7 +127,7 @@ class GameAgent(SkillAgent):
 
     # -- hooks -----------------------------------------------------------------------
 
-    async def on_start(self, turn) -> dict:
+    async def on_start(self, turn: Turn) -> dict[str, Any]:
         result = await self._draw_next(turn, "好呀，我来画一个动物，你猜猜是什么。")
         rules = (
             f"一共{_count(QUESTIONS)}题。一次就猜对得{_count(POINTS[0])}分，"
@@ -139,7 +139,7 @@ class GameAgent(SkillAgent):
             "message": f"画好啦，就在屏幕上。{rules}你猜这是什么动物？",
         }
 
-    async def on_message(self, turn) -> dict | None:
+    async def on_message(self, turn: Turn) -> dict[str, Any] | None:
         # 代码能判的代码判：说中画的动物就是猜对了；说的是别的动物就是猜错了；要提示、
         # 跳过、看分数这些也不用大模型。判完的话就是完整的回复（turn.reply）。
         # 别的话（聊天、说不清的猜测）交给大模型，它拿到“这不是答案”的判定来措辞。
@@ -172,7 +172,7 @@ class GameAgent(SkillAgent):
             if other is not self.current
         )
 
-    async def on_round(self, turn, request: str) -> dict:
+    async def on_round(self, turn: Turn, request: str) -> dict[str, Any]:
         # 下一题、再来一局、再说一遍（问过“要不要来下一题”后的“要”也算）：代码画、代码数
         # 第几题，不问大模型（它说过“画好了，这是第三题”，屏幕上却还是上一幅画）。
         if request == "again":
@@ -186,7 +186,7 @@ class GameAgent(SkillAgent):
         turn.reply(result.get("message") or "")
         return result
 
-    async def on_end(self, turn) -> dict:
+    async def on_end(self, turn: Turn) -> dict[str, Any]:
         result = self._end(turn)
         turn.reply(result["message"])  # 揭晓和总结由代码照原样说，不用再问大模型
         return result
@@ -194,13 +194,13 @@ class GameAgent(SkillAgent):
     # -- tools -----------------------------------------------------------------------
 
     @tool("用户要从头开始、重新来一局时调用：分数清零，重新画第一题。")
-    async def start_game(self, turn) -> dict:
+    async def start_game(self, turn: Turn) -> dict[str, Any]:
         reveal = self._reveal_line()
         self.number = self.score = self.right = self.skipped = 0
         return await self._draw_next(turn, f"{reveal}好，我们重新开始，我来画一个，你猜猜是什么。")
 
     @tool("用户猜屏幕上画的是什么动物时调用，判断对不对（直接读取用户原话，不用传参数）。")
-    async def submit_answer(self, turn) -> dict:
+    async def submit_answer(self, turn: Turn) -> dict[str, Any]:
         if turn.judged:
             return {"outcome": "already_judged"}
         turn.judged = True
@@ -218,7 +218,7 @@ class GameAgent(SkillAgent):
             return {"outcome": "no_question", "message": "这题已经揭晓了，说下一题我就接着画。"}
         return await self._wrong()
 
-    async def _wrong(self) -> dict:
+    async def _wrong(self) -> dict[str, Any]:
         self.tries += 1
         await effects.react(self.robot, "sorry", "shake_head", then=self.drawing)
         if self.tries >= 3:
@@ -227,7 +227,7 @@ class GameAgent(SkillAgent):
             message = "不对哦，再看看，也可以要个提示。"
         return {"correct": False, "tries": self.tries, "message": message}
 
-    async def _not_a_guess(self, turn) -> dict | None:
+    async def _not_a_guess(self, turn: Turn) -> dict[str, Any] | None:
         """Requests that reached submit_answer instead of their own tool; None for a guess."""
         text = normalize(turn.text)
         if not text:
@@ -251,32 +251,32 @@ class GameAgent(SkillAgent):
         return None
 
     @tool("用户要提示时调用，返回一条提示（越往后越具体）。")
-    def get_hint(self) -> dict:
+    def get_hint(self) -> dict[str, Any]:
         return self._hint()
 
     @tool("用户猜不出来、要跳过、放弃或者问答案时调用：说出这题的答案，再画下一题。")
-    async def skip_question(self, turn) -> dict:
+    async def skip_question(self, turn: Turn) -> dict[str, Any]:
         return await self._skip(turn)
 
     @tool("这一题猜对以后，用户要下一题、再来一个时调用，画下一题。")
-    async def next_question(self, turn) -> dict:
+    async def next_question(self, turn: Turn) -> dict[str, Any]:
         return await self._next(turn)
 
     @tool("用户说没看清、要再看看那幅画时调用，把这题的画重新放到屏幕上。")
-    async def show_drawing(self) -> dict:
+    async def show_drawing(self) -> dict[str, Any]:
         return await self._show()
 
     @tool("用户问第几题了、答了几题、得了几分时调用。")
-    def show_progress(self) -> dict:
+    def show_progress(self) -> dict[str, Any]:
         return self._progress()
 
     @tool("用户说不玩了、要结束这一局时调用：说出没猜出来的答案和成绩，结束游戏。")
-    def end_game(self, turn) -> dict:
+    def end_game(self, turn: Turn) -> dict[str, Any]:
         return self._end(turn)
 
     # -- the game --------------------------------------------------------------------
 
-    def _end(self, turn) -> dict:
+    def _end(self, turn: Turn) -> dict[str, Any]:
         """The game stops early: reveal an unsolved answer, sum up, end the session."""
         result: dict[str, Any] = {**self._totals(), "outcome": "round_over"}
         reveal = ""
@@ -291,7 +291,7 @@ class GameAgent(SkillAgent):
         turn.end_session()
         return {**result, "message": reveal + summary}
 
-    async def _draw_next(self, turn, line: str) -> dict:
+    async def _draw_next(self, turn: Turn, line: str) -> dict[str, Any]:
         """Say ``line``, prepare under a progress bar, then draw the next animal."""
         await turn.say(line)
         async with effects.Progress(self.robot, PROGRESS_SECONDS):
@@ -310,7 +310,7 @@ class GameAgent(SkillAgent):
             "message": f"画好了，这是第{spoken(self.number)}题，你猜是什么动物？",
         }
 
-    def _prepare(self) -> tuple[Animal, list]:
+    def _prepare(self) -> tuple[Animal, list[Any]]:
         """The next animal from the deck with its stroke steps; skips a broken drawing."""
         for _ in range(len(ANIMALS)):
             if not self.deck:  # every animal was drawn: start over, never twice in a row
@@ -322,7 +322,7 @@ class GameAgent(SkillAgent):
                 log.warning("draw_guess: the drawing of %s breaks the screen limits", animal.answer)
         raise RuntimeError("no drawable animal")
 
-    async def _right(self, turn, animal: Animal) -> dict:
+    async def _right(self, turn: Turn, animal: Animal) -> dict[str, Any]:
         points = POINTS[min(self.tries + self.hints, len(POINTS) - 1)]
         self.score += points
         self.right += 1
@@ -339,7 +339,7 @@ class GameAgent(SkillAgent):
         turn.offer("next")  # 下一句“要”“好”就是下一题
         return {**result, "message": message + "要不要来下一题？"}
 
-    async def _next(self, turn) -> dict:
+    async def _next(self, turn: Turn) -> dict[str, Any]:
         if self.current is not None and not self.solved:
             return await self._skip(turn)
         if self.number >= QUESTIONS:
@@ -348,7 +348,7 @@ class GameAgent(SkillAgent):
             turn, f"好，第{spoken(self.number + 1)}题，我来画，你猜猜是什么。"
         )
 
-    async def _skip(self, turn) -> dict:
+    async def _skip(self, turn: Turn) -> dict[str, Any]:
         """Reveal the current answer (said at once), then draw the next one or finish."""
         if self.current is None:
             return {"outcome": "no_question", "message": "现在还没有题呢。"}
@@ -366,19 +366,19 @@ class GameAgent(SkillAgent):
         result = await self._draw_next(turn, f"{reveal}我再画一个，你猜猜是什么。")
         return {**result, "answer": answer} if answer else result
 
-    async def _show(self) -> dict:
+    async def _show(self) -> dict[str, Any]:
         if self.drawing is None:
             return {"outcome": "no_drawing", "message": "现在屏幕上还没有画呢。"}
         await effects.show(self.robot, self.drawing)
         return {"outcome": "shown", "message": "画在屏幕上了，你再仔细看看。"}
 
-    def _progress(self) -> dict:
+    def _progress(self) -> dict[str, Any]:
         return {
             **self._totals(),
             "message": f"现在是第{spoken(self.number)}题，一共{_count(QUESTIONS)}题。{self._score_line()}",
         }
 
-    def _hint(self) -> dict:
+    def _hint(self) -> dict[str, Any]:
         if self.current is None or self.solved:
             return {"outcome": "no_question", "message": "这题已经揭晓了，说下一题我就接着画。"}
         hints = _safe_hints(self.current)
@@ -388,7 +388,7 @@ class GameAgent(SkillAgent):
         self.hints += 1
         return {"hint": hint, "hints_left": len(hints) - self.hints}
 
-    def _round_over(self, turn) -> dict:
+    def _round_over(self, turn: Turn) -> dict[str, Any]:
         turn.end_session()
         return {**self._totals(), "outcome": "round_over", "message": self._summary(finished=True)}
 
@@ -398,7 +398,7 @@ class GameAgent(SkillAgent):
         self.solved = True
         return f"刚才画的是{self.current.answer}。"
 
-    def _totals(self) -> dict:
+    def _totals(self) -> dict[str, Any]:
         return {
             "number": self.number,
             "total": QUESTIONS,

@@ -198,18 +198,17 @@ def smooth(pts: Sequence[P], per_segment: int = 3) -> list[P]:
         for k in range(per_segment):
             t = k / per_segment
             t2, t3 = t * t, t * t * t
-            out.append(
-                tuple(
-                    0.5
-                    * (
-                        2 * p1[j]
-                        + (p2[j] - p0[j]) * t
-                        + (2 * p0[j] - 5 * p1[j] + 4 * p2[j] - p3[j]) * t2
-                        + (3 * p1[j] - p0[j] - 3 * p2[j] + p3[j]) * t3
-                    )
-                    for j in (0, 1)
+            x, y = (
+                0.5
+                * (
+                    2 * p1[j]
+                    + (p2[j] - p0[j]) * t
+                    + (2 * p0[j] - 5 * p1[j] + 4 * p2[j] - p3[j]) * t2
+                    + (3 * p1[j] - p0[j] - 3 * p2[j] + p3[j]) * t3
                 )
+                for j in (0, 1)
             )
+            out.append((x, y))
     return [*out, pts[last]]
 
 

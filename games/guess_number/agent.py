@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from agentcade import effects
 from agentcade.judge import help_request, parse_number
 from agentcade.skill import Skill
-from agentcade.skill_agent import SkillAgent
+from agentcade.skill_agent import SkillAgent, Turn
 from agentcade.tools import tool
 
 from .config import Settings
@@ -46,7 +47,7 @@ def times(n: int) -> str:
     return "两" if n == 2 else spoken(n)
 
 
-class GameAgent(SkillAgent):
+class GameAgent(SkillAgent[Settings]):
     skill = Skill.load(Path(__file__).with_name("SKILL.md"))
     config = Settings
 
@@ -70,7 +71,7 @@ class GameAgent(SkillAgent):
         answer = spoken(self.target)
         return [f"数是{answer}", f"就是{answer}", f"答案是{answer}"]
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         return {
             "已知范围": f"{self.low}到{self.high}",
             "猜过的数": self.guesses,
@@ -80,23 +81,23 @@ class GameAgent(SkillAgent):
             "猜中的局数": self.wins,
         }
 
-    def _opening(self) -> dict:
+    def _opening(self) -> dict[str, Any]:
         return {
             "outcome": "new_round",
             "message": f"我想好了一个{spoken(LOW)}到{spoken(HIGH)}之间的数，你有{times(TRIES)}次机会，猜猜看吧。",
         }
 
-    def _open(self, turn) -> dict:
+    def _open(self, turn: Turn) -> dict[str, Any]:
         opening = self._opening()
         turn.must_say(opening["message"])  # 规则（范围、机会）一定要说给用户听
         return opening
 
-    async def on_start(self, turn) -> dict:
+    async def on_start(self, turn: Turn) -> dict[str, Any]:
         opening = self._open(turn)
         turn.reply(opening["message"])  # 开场白就是完整的回复，不用等大模型
         return opening
 
-    async def on_round(self, turn, request: str) -> dict:
+    async def on_round(self, turn: Turn, request: str) -> dict[str, Any]:
         # 再来一局、再来一个（问过“要不要再来一局”后的“要”也算）：新的一局由代码开，
         # 不问大模型（它会说“好，重新想一个数”却不开新局）。再说一遍：从状态里说规则和范围。
         if request == "repeat":
@@ -112,8 +113,8 @@ class GameAgent(SkillAgent):
         turn.reply((f"刚才我想的是{old}。" if old else "好，再来一局！") + result["message"])
         return result
 
-    async def on_end(self, turn) -> dict:
-        result = {"rounds": self.rounds, "wins": self.wins,
+    async def on_end(self, turn: Turn) -> dict[str, Any]:
+        result: dict[str, Any] = {"rounds": self.rounds, "wins": self.wins,
                   "message": f"你一共玩了{times(self.rounds)}局，猜中了{times(self.wins)}局。"}
         reveal = ""
         if not self.finished:
@@ -125,7 +126,7 @@ class GameAgent(SkillAgent):
         turn.reply(reveal + result["message"])  # 揭晓和总结由代码照原样说，不用再问大模型
         return result
 
-    async def on_message(self, turn) -> dict | None:
+    async def on_message(self, turn: Turn) -> dict[str, Any] | None:
         # 代码能判的代码判：说了一个数就是猜数，“不知道”“猜不出来”是要提示；判完的话就是
         # 完整的回复（turn.reply），不用再问大模型。别的话（再来一局、聊天）交给大模型。
         help = help_request(turn.text)
@@ -146,8 +147,8 @@ class GameAgent(SkillAgent):
 
     @tool("用户猜了一个数时调用；用户说的中文数字也要换成阿拉伯数字填进来。")
     async def submit_guess(
-        self, turn, number: Annotated[int, Field(description="用户猜的数")]
-    ) -> dict:
+        self, turn: Turn, number: Annotated[int, Field(description="用户猜的数")]
+    ) -> dict[str, Any]:
         if turn.judged:  # one utterance, one guess: the model may not guess on the user's behalf
             return {"outcome": "already_judged"}
         if guessed_number(turn.text) != number:  # only a number the player guessed counts
@@ -155,7 +156,7 @@ class GameAgent(SkillAgent):
         turn.judged = True
         return await self._guess(turn, number)
 
-    def _reveal(self, turn) -> dict:
+    def _reveal(self, turn: Turn) -> dict[str, Any]:
         """The player gives up this round: say the number, offer a new round."""
         self.finished = True
         answer = spoken(self.target)
@@ -164,7 +165,7 @@ class GameAgent(SkillAgent):
         return {"outcome": "given_up", "answer": self.target,
                 "message": f"好吧，我想的数是{answer}。要不要再来一局？"}
 
-    async def _guess(self, turn, number: int) -> dict:
+    async def _guess(self, turn: Turn, number: int) -> dict[str, Any]:
         if self.finished:
             turn.offer("again")
             return {"outcome": "round_over", "message": "这一局已经结束了，要不要再来一局？"}
@@ -200,7 +201,7 @@ class GameAgent(SkillAgent):
                 "message": f"比{spoken(number)}还{direction}{amount}，你还有{times(left)}次机会。"}
 
     @tool("用户要提示时调用。提示只缩小范围，不会说出答案。")
-    def get_hint(self) -> dict:
+    def get_hint(self) -> dict[str, Any]:
         if self.finished:
             return {"outcome": "round_over", "message": "这一局已经结束了。"}
         for key, say in self._hints():
@@ -212,23 +213,26 @@ class GameAgent(SkillAgent):
                 return {"hint": say(key(self.target))}
         return {"hint": "你已经很接近了，想想我前面说的，再猜猜看。"}
 
-    def _hints(self):
+    def _hints(self) -> Iterator[tuple[Callable[[int], Hashable], Callable[[Any], str]]]:
         """Questions a hint can answer, best first: (key, what to say for the target's key)."""
         yield (lambda n: n % 2), lambda odd: f"它是一个{'单' if odd else '双'}数。"
         ordered = sorted(self.possible)
         for i in sorted(range(len(ordered) - 1), key=lambda i: abs(2 * i + 2 - len(ordered))):
             x = ordered[i]  # 把还可能的数从 x 后面分成两半
 
+            def above(n: int, x: int = x) -> bool:
+                return n > x
+
             def say(bigger: bool, x: int = x) -> str:
                 return f"它比{spoken(x)}大。" if bigger else f"它比{spoken(x + 1)}小。"
 
-            yield (lambda n, x=x: n > x), say
+            yield above, say
 
-    def _narrow(self, key) -> None:
+    def _narrow(self, key: Callable[[int], Hashable]) -> None:
         self.possible = {n for n in self.possible if key(n) == key(self.target)}
 
     @tool("用户要再来一局时调用，重新想一个数。")
-    def start_game(self, turn) -> dict:
+    def start_game(self, turn: Turn) -> dict[str, Any]:
         if not self.finished:  # a new round mid-game: say the old number first
             answer = spoken(self.target)
             turn.must_say(answer, fallback=f"刚才我想的是{answer}。")  # 不是“数是…”：新的一局可能又是它
@@ -236,7 +240,7 @@ class GameAgent(SkillAgent):
         return self._open(turn)
 
     @tool("用户不想玩了或者要答案时调用：公布答案并结束这一局游戏。")
-    def end_game(self, turn) -> dict:
+    def end_game(self, turn: Turn) -> dict[str, Any]:
         answer = spoken(self.target)
         if not self.finished:
             turn.must_say(answer, fallback=f"我想的数是{answer}。")

@@ -24,7 +24,7 @@ from agentcade import effects
 from agentcade.judge import help_request
 from agentcade.llm import ChatModel, ModelError, make_model
 from agentcade.skill import Skill
-from agentcade.skill_agent import SkillAgent
+from agentcade.skill_agent import SkillAgent, Turn
 from agentcade.tools import tool
 
 from .config import Settings
@@ -78,7 +78,7 @@ def spoken(n: int) -> str:
     return ("" if tens == 1 else digits[tens]) + "十" + (digits[ones] if ones else "")
 
 
-class GameAgent(SkillAgent):
+class GameAgent(SkillAgent[Settings]):
     skill = Skill.load(HERE / "SKILL.md")
     config = Settings
 
@@ -113,13 +113,13 @@ class GameAgent(SkillAgent):
             "这一局解开了几道": self.solved,
         }
 
-    async def on_start(self, turn) -> dict[str, Any]:
+    async def on_start(self, turn: Turn) -> dict[str, Any]:
         result = self._next(turn)
         if result["outcome"] == "new_puzzle":  # 开场白和汤面由代码说，不用等大模型
             turn.reply(f"好呀，我们来喝海龟汤！{OPENING}汤面是：{result['surface']}")
         return result
 
-    async def on_round(self, turn, request: str) -> dict[str, Any]:
+    async def on_round(self, turn: Turn, request: str) -> dict[str, Any]:
         # 下一个、再来一局（问过“要不要再来一个”后的“要”也算）：新的汤由代码出；再说一遍：
         # 汤面从状态里来。都不问大模型（它编过汤，也把汤面念过十遍）。
         if request == "repeat" and self.puzzle is not None:
@@ -134,7 +134,7 @@ class GameAgent(SkillAgent):
             turn.reply(result["message"])
         return result
 
-    async def on_message(self, turn) -> dict[str, Any] | None:
+    async def on_message(self, turn: Turn) -> dict[str, Any] | None:
         # 代码能判的代码判：要提示、放弃由代码处理；别的话先交给裁判（单独的一次模型调用），
         # 判出是、不是、不重要、很接近或者猜中，就是完整的回复（turn.reply），不用再问主持的
         # 大模型。裁判听不懂的话（聊天、要换题）才交给主持的大模型。
@@ -159,7 +159,7 @@ class GameAgent(SkillAgent):
             turn.reply(result["message"])
         return result
 
-    async def on_end(self, turn) -> dict[str, Any]:
+    async def on_end(self, turn: Turn) -> dict[str, Any]:
         result: dict[str, Any] = {
             "questions": self.total_questions,
             "puzzles": len(self.session_ids),
@@ -189,11 +189,11 @@ class GameAgent(SkillAgent):
     @tool(
         "用户问了一个能用是或不是回答的问题时调用，判定答案是、不是、不重要还是很接近了（直接读取用户原话）。"
     )
-    async def ask_question(self, turn) -> dict[str, Any]:
+    async def ask_question(self, turn: Turn) -> dict[str, Any]:
         return await self._judge_turn(turn, "question")
 
     @tool("用户说出他猜的完整真相或推理时调用，判定猜没猜中（直接读取用户原话）。")
-    async def propose_solution(self, turn) -> dict[str, Any]:
+    async def propose_solution(self, turn: Turn) -> dict[str, Any]:
         return await self._judge_turn(turn, "solution")
 
     @tool("用户要提示时调用，返回一条新提示；提示不会说出汤底。")
@@ -214,7 +214,7 @@ class GameAgent(SkillAgent):
         }
 
     @tool("用户猜不出来、要放弃或者要听答案时调用，公布汤底。")
-    def give_up(self, turn) -> dict[str, Any]:
+    def give_up(self, turn: Turn) -> dict[str, Any]:
         if self.puzzle is None:
             return {"outcome": "no_puzzle"}
         bottom = self.puzzle.bottom
@@ -226,12 +226,12 @@ class GameAgent(SkillAgent):
         return {"outcome": "revealed", "bottom": bottom}
 
     @tool("用户说再来一个、换一个、下一个时调用，出一道新的海龟汤。")
-    def next_puzzle(self, turn) -> dict[str, Any]:
+    def next_puzzle(self, turn: Turn) -> dict[str, Any]:
         return self._next(turn)
 
     # -- helpers ------------------------------------------------------------------
 
-    def _next(self, turn) -> dict[str, Any]:
+    def _next(self, turn: Turn) -> dict[str, Any]:
         if self.puzzle is not None and not self.revealed:  # moving on: the old one is told first
             self.revealed = True
             bottom = self.puzzle.bottom
@@ -255,7 +255,7 @@ class GameAgent(SkillAgent):
             + (f"解开了{spoken(self.solved)}道。" if self.solved else "这次没有解开，下次加油。")
         )
 
-    async def _judge_turn(self, turn, kind: Kind) -> dict[str, Any]:
+    async def _judge_turn(self, turn: Turn, kind: Kind) -> dict[str, Any]:
         if turn.judged:
             return {"outcome": "already_judged", "message": "这句话已经判过了，按刚才的结果说。"}
         turn.judged = True
@@ -295,7 +295,7 @@ class GameAgent(SkillAgent):
         return {"outcome": "answered", "verdict": verdict.verdict, "solved": False,
                 "message": ANSWERS[verdict.verdict]}  # fmt: skip
 
-    async def _verdict(self, turn, puzzle: Puzzle, kind: Kind, text: str) -> Verdict | None:
+    async def _verdict(self, turn: Turn, puzzle: Puzzle, kind: Kind, text: str) -> Verdict | None:
         """The referee's judgement; None when the model failed or answered garbage."""
         if self.settings.llm.offline or not says_anything(text):
             return offline_verdict(puzzle, kind, text)  # no model, or nothing to judge
@@ -322,7 +322,7 @@ class GameAgent(SkillAgent):
             verdict = Verdict("close" if kind == "solution" else verdict.verdict, False)
         return verdict
 
-    async def _soothe(self, turn) -> None:
+    async def _soothe(self, turn: Turn) -> None:
         await trio.sleep(self.SOOTHE_AFTER)
         if not turn.spoken:
             await turn.say("让我想一想。")

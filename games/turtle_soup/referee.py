@@ -122,7 +122,7 @@ _ALIASES = {
 _FENCE_RE = re.compile(r"```(?:json)?", re.IGNORECASE)
 
 
-def parse_verdict(text: str) -> Verdict | None:
+def parse_verdict(text: object) -> Verdict | None:
     """The judge's answer as a ``Verdict``, or None when it is not usable."""
     if not isinstance(text, str):
         return None

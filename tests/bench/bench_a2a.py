@@ -313,9 +313,8 @@ async def bench_end_cancel(
 
     times: list[float] = []
     async with trio.open_nursery() as nursery:
-        port_box: list[int] = []
         listeners = await nursery.start(
-            serve_a2a, handler_factory(), lambda p: port_box.append(p) or echo_card(p), 0
+            serve_a2a, handler_factory(), echo_card, 0
         )
         port = listeners[0].socket.getsockname()[1]
         for i in range(rounds):

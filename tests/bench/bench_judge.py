@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,12 +53,12 @@ def speed() -> None:
     print("speed (ms per call; ratio to normalize() of the same line):")
     for size in (50, 500, 5000):
         line = (SAMPLE * (size // len(SAMPLE) + 1))[:size]
-        ref = per_call(lambda line=line: normalize(line))
+        ref = per_call(partial(normalize, line))
         for answer, aliases in (("猫", ("猫咪",)), ("长颈鹿", ()), ("胡萝卜", ("萝卜", "红萝卜")),
                                 ("15", ())):  # fmt: skip
-            t = per_call(lambda a=answer, al=aliases, line=line: is_match(line, a, al))
+            t = per_call(partial(is_match, line, answer, aliases))
             print(f"  {size:5d} chars  is_match({answer!r}) {t * 1e3:8.2f} ms  x{t / ref:6.0f}")
-        t = per_call(lambda line=line: parse_number(line))
+        t = per_call(partial(parse_number, line))
         print(f"  {size:5d} chars  parse_number      {t * 1e3:8.2f} ms  x{t / ref:6.0f}")
 
 

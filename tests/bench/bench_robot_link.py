@@ -63,7 +63,9 @@ async def seven_with_no_robot() -> None:
     trace, records = recording_trace()
     async with trio.open_nursery() as nursery:
         await nursery.start(device.serve)
+        assert device.control_url is not None
         os.environ["WATCHER_RUNTIME_CONTROL_PORT"] = device.control_url.rsplit(":", 1)[1]
+        assert device.url is not None
         async with open_robot(device.url, trace=trace, notice=None, out=io.StringIO()) as robot:
             queue = OutputQueue(robot, trace=trace)
             await nursery.start(queue.run)

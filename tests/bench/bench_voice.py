@@ -124,7 +124,7 @@ def _everything_before_the_text() -> None:
 
     split = OutputQueue._split
 
-    def before_only(self, directives, game, remote):  # type: ignore[no-untyped-def]
+    def before_only(self, directives, game, remote):
         before, along, after = split(self, directives, game, remote)
         return [*before, *along, *after], [], []
 

@@ -13,7 +13,7 @@ from agentcade.game.skill_agent import SkillAgent
 from .config import Settings
 
 
-class GameAgent(SkillAgent):
+class GameAgent(SkillAgent[Settings]):
     skill = Skill.load(Path(__file__).with_name("SKILL.md"))
     config = Settings
 

@@ -17,7 +17,7 @@ from .config import Settings
 SECRET = "紫葡萄"
 
 
-class GameAgent(SkillAgent):
+class GameAgent(SkillAgent[Settings]):
     skill = Skill.load(Path(__file__).with_name("SKILL.md"))
     config = Settings
     closed_count = 0

@@ -29,8 +29,8 @@ async def test_plays_a_scripted_session_from_stdin_and_says_it_is_offline(cli_en
     assert out.splitlines()[0] == "—— 猜谜语（riddle）。输入 /end 结束这一局，/quit 退出。"
     assert "你：是水吗" in out
     assert "  [机器人] motion.move_to(" in out  # the wrong guess shakes the head
-    # opening, wrong, hint; then /quit: the answer (spoken at once) and the goodbye
-    assert out.count("小懒：") == 5
+    # opening, wrong, hint; then /quit: the answer and the summary, as the game wrote them
+    assert out.count("小懒：") == 4
     assert "—— 这一局结束了" in out
 
 
@@ -50,7 +50,8 @@ async def test_end_closes_the_round_and_the_next_line_starts_a_new_one(cli_env, 
 
 
 async def test_trace_prints_the_prompt_once_then_state_and_tool_calls(cli_env) -> None:
-    done = await chat(cli_env, "riddle", "--trace", lines="不是水吧\n给个提示\n/quit\n")
+    # Two lines the model answers: the prompt is printed for the first, the state for the next.
+    done = await chat(cli_env, "riddle", "--trace", lines="不是水吧\n不是火吧\n给个提示\n/quit\n")
     err = done.stderr.decode()
     assert err.count("[trace] 系统提示词：") == 1
     assert "[trace] 状态：" in err
@@ -84,7 +85,7 @@ async def test_chat_plays_a_remote_game_by_url(cli_env, nursery, monkeypatch, tm
         out = done.stdout.decode()
         assert done.returncode == 0, done.stderr.decode()
         assert out.startswith("—— 猜谜语（riddle）")
-        assert out.count("小懒：") == 4  # opening, wrong, the answer and the goodbye
+        assert out.count("小懒：") == 3  # opening, wrong, the answer with the summary
         assert local.host.session_count == 0  # /quit ended the remote session
         nursery.cancel_scope.cancel()
 
@@ -93,18 +94,18 @@ async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(c
     from agentcade.testing.fake_openai import Reply, serve_fake_openai
 
     fake = await nursery.start(serve_fake_openai)
-    fake.push(Reply("好的，下次见。"))
+    fake.push(Reply("你好呀，我们接着猜吧。"))
     cli_env.update(LLM_BASE_URL=fake.url, LLM_API_KEY="sk-very-secret-key", LLM_MODEL="fake-model")
     trace = tmp_path / "trace.jsonl"
-    done = await chat(cli_env, "riddle", "--trace", "--trace-file", str(trace), lines="是水吗\n/quit\n")
+    done = await chat(cli_env, "riddle", "--trace", "--trace-file", str(trace), lines="是水吗\n你好呀\n/quit\n")
     out, err = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 0, err
     assert "使用离线模型" not in err
     speech = [line for line in out.splitlines() if line.startswith("小懒：")]
     assert speech[0].startswith("小懒：好呀，我们来猜谜语！")  # the opening is code's
     assert speech[1] == "小懒：不对哦，再想想，也可以要个提示。"  # judged wrong in code
-    assert "谜底是" in speech[2]  # the unrevealed answer, at once
-    assert speech[3] == "小懒：好的，下次见。"
+    assert speech[2] == "小懒：你好呀，我们接着猜吧。"  # chat: the model's words
+    assert "谜底是" in speech[3]  # the unrevealed answer and the summary, as the game wrote them
     assert [r["model"] for r in fake.requests] == ["fake-model"]
     assert "sk-very-secret-key" not in trace.read_text(encoding="utf-8") + out + err
 

@@ -145,34 +145,34 @@ def test_the_local_pages_are_served_from_the_bundle(exe: Path, tmp_path: Path) -
     env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(tmp_path), "AGENTCADE_HOME": str(tmp_path)}
     if sys.platform == "win32":
         env.update({k: os.environ[k] for k in ("SYSTEMROOT", "TEMP", "TMP") if k in os.environ})
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [str(exe), "play", "--pages-port", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, cwd=tmp_path, env=env, text=True, encoding="utf-8",
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdin is not None
-        url = None
-        for _ in range(20):
-            line = proc.stdout.readline()
-            if found := re.search(r"(http://127\.0\.0\.1:\d+/)", line):
-                url = found.group(1)
-                break
-        assert url is not None, "play did not say where the pages are"
-        fetched = {}
-        for path in ("settings", "static/app.css", "static/app.js"):
-            with urllib.request.urlopen(url + path, timeout=30) as response:
-                fetched[path] = response.read().decode("utf-8")
-        assert "VAD_SILENCE_MS" in fetched["settings"]  # agentcade/voice/settings.yaml is bundled
-        assert "--accent" in fetched["static/app.css"]
-        assert "agentcade-token" in fetched["static/app.js"]
-        proc.stdin.write("/quit\n")
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    ) as proc:  # leaving the block closes the pipes
+        try:
+            assert proc.stdout is not None
+            assert proc.stdin is not None
+            url = None
+            for _ in range(20):
+                line = proc.stdout.readline()
+                if found := re.search(r"(http://127\.0\.0\.1:\d+/)", line):
+                    url = found.group(1)
+                    break
+            assert url is not None, "play did not say where the pages are"
+            fetched = {}
+            for path in ("settings", "static/app.css", "static/app.js"):
+                with urllib.request.urlopen(url + path, timeout=30) as response:
+                    fetched[path] = response.read().decode("utf-8")
+            assert "VAD_SILENCE_MS" in fetched["settings"]  # agentcade/voice/settings.yaml is bundled
+            assert "--accent" in fetched["static/app.css"]
+            assert "agentcade-token" in fetched["static/app.js"]
+            proc.stdin.write("/quit\n")
+            proc.stdin.close()
+            assert proc.wait(timeout=60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def test_run_plays_a_spoken_scenario_on_the_simulated_robot_from_the_bundle(run, tmp_path: Path) -> None:

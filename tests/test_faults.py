@@ -250,9 +250,12 @@ async def test_a_remote_games_thousand_intermediate_replies_are_capped(
 
 
 async def test_a_hanging_main_model_says_wait_then_falls_back_within_the_line_budget(
-    nursery, offline_games, autojump_clock
+    nursery, offline_games
 ) -> None:
-    """Item 9: a hanging model meant 121 s of silence per line."""
+    """Item 9: a hanging model meant 121 s of silence per line.
+
+    Wall clock: the model is a real socket that never answers, and the HTTP client's
+    shielded clean-up waits on it; a jumping clock would run past the budget meanwhile."""
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
     main.default = Hang()
     heard = Heard()

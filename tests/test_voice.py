@@ -146,7 +146,7 @@ def test_the_room_scales_the_childs_voice_and_adds_fan_noise_of_the_given_loudne
 def test_the_room_echoes_what_the_speaker_played_a_little_later() -> None:
     played = tone(0.06, rate=16000)
 
-    def tap(delay: float, n: int) -> array[int]:
+    def tap(start: float, n: int) -> array[int]:
         return array("h", played[:2 * n])
 
     echoed = RoomMixer(parse_room("echo=0.5"), tap).frame(b"", 960)

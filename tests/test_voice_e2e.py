@@ -287,3 +287,58 @@ async def test_a_child_saying_end_over_the_robot_stops_it_and_ends_the_game(espe
             assert [h.text for h in stack.loop.heard][:2] == ["玩猜数字", "结束游戏"]
             assert stack.records.of("main_route")[1]["route"] == "end"
             assert stack.records.of("game_cleared")
+
+
+async def _over(stack: Stack, *lines: str, speed: float = 2.0) -> None:
+    await say_into_microphone(
+        stack.loop, stack.device.audio.microphone, lines, stack.mouth.synthesize,
+        trace=stack.trace, speed=speed, line_timeout=60,
+    )
+
+
+def _answered_after_barge_in(stack: Stack, line: str) -> None:
+    """The line was heard after a voice barge-in, and something was said after it."""
+    types = stack.types()
+    barge = types.index("barge_in")
+    assert stack.records[barge]["by"] == "voice"
+    heard = next(i for i in range(barge, len(types))
+                 if types[i] == "asr_final" and stack.records[i]["text"] == line)
+    assert "speech_start" in types[heard:]
+
+
+async def test_a_barge_in_while_the_reply_is_still_being_said_drops_the_rest_of_it(
+    espeak: str,
+) -> None:
+    lines = ["玩猜数字", "不知道"]
+    with trio.fail_after(180):
+        async with voice_stack(lines, barge_in="voice", speed=2.0) as stack:
+            # The rules are several sentences: 不知道 lands in the first, the rest is queued.
+            await _over(stack, "玩猜数字", "/over 800 不知道")
+            _answered_after_barge_in(stack, "不知道")
+            records = stack.records
+            barge = stack.types().index("barge_in")
+            first_reply = next(records[i]["text"] for i in range(barge, -1, -1)
+                               if records[i]["type"] == "speech_text")
+            heard = _after(records, barge, "asr_final")
+            # Nothing more of the interrupted reply was said once the child spoke.
+            for record in records[barge:heard]:
+                assert record["type"] != "speech_start", record
+            said_after = "".join(r["sentence"] for r in records[heard:] if r["type"] == "speech_start")
+            assert said_after
+            assert said_after not in first_reply
+
+
+async def test_a_barge_in_during_the_goodbye_stops_it_and_the_line_is_answered(
+    espeak: str,
+) -> None:
+    lines = ["玩猜数字", "结束游戏", "玩猜谜语"]
+    with trio.fail_after(180):
+        async with voice_stack(lines, barge_in="voice", speed=2.0) as stack:
+            await stack.say("玩猜数字")
+            await _over(stack, "结束游戏", "/over 300 玩猜谜语")
+            _answered_after_barge_in(stack, "玩猜谜语")
+            assert stack.records.of("game_cleared")
+            started = [r["game"] for r in stack.records.of("game_started")] if stack.records.of(
+                "game_started") else []
+            assert [h.text for h in stack.loop.heard] == lines
+            assert started == [] or started[-1] == "riddle"

@@ -38,7 +38,9 @@ _REVERB = ((0.0, 1.0), (0.023, 0.35), (0.051, 0.15))
 """(extra delay in s, gain) of the echo's taps: the direct path, then two reflections."""
 
 SpeakerTap = Callable[[float, int], "array[int]"]
-"""``tap(delay_s, n)``: the n samples (16 kHz) the speaker played ending ``delay_s`` ago."""
+"""``tap(start, n)``: the n samples (16 kHz) the speaker played at the microphone's sample
+positions ``start``… (one clock for both, as on the device: the echo follows the
+microphone's samples, not the host's wall clock)."""
 
 
 class RoomError(InputError, ValueError):
@@ -148,7 +150,7 @@ class RoomMixer:
             self._add_burst(mixed, samples, talking, start)
         if room.echo and self._speaker is not None:
             for delay, gain in _REVERB:
-                played = self._speaker(room.echo_delay + delay, samples)
+                played = self._speaker(start - (room.echo_delay + delay) * RATE, samples)
                 g = room.echo * gain
                 for i, x in enumerate(played):
                     mixed[i] += g * x

@@ -82,6 +82,10 @@ class SimClip:
     started: float | None = None
     """trio time of the first audio frame (sound starts)."""
     ended: float | None = None
+    mic_start: float | None = None
+    """The microphone's sample position (16 kHz) when the sound started: the room's echo
+    runs on the device's one clock."""
+    mic_end: float | None = None
     outcome: str = "playing"
     """``playing``, ``complete``, ``aborted``, ``replaced_by_new_stream``, ``checksum_mismatch``."""
     done: trio.Event = field(default_factory=trio.Event)
@@ -106,6 +110,8 @@ class SimMicrophone:
         self._drained = trio.Event()
         self._drained.set()
         self.frames_sent = 0
+        self.sent_at = 0.0
+        """trio time the last frame was sent."""
         self.open_session: int | None = None
 
     def feed(self, pcm: bytes) -> None:
@@ -216,27 +222,38 @@ class SimAudio:
         while clip.started is None and clip.outcome == "playing":
             await self._changed.wait()
 
-    def speaker_tap(self, delay: float, n: int) -> array[int]:
-        """The ``n`` samples (16 kHz) the speaker played up to ``delay`` s (audio time) ago:
-        the room's echo of the robot's own voice."""
+    def _mic_position(self) -> float:
+        """The microphone's present, in samples: where a sound starting now is heard."""
+        mic = self.microphone
+        since = (trio.current_time() - mic.sent_at) * self.speed * MIC_RATE
+        return mic.frames_sent * MIC_FRAME_SAMPLES + min(max(since, 0.0), MIC_FRAME_SAMPLES - 1)
+
+    def speaker_tap(self, start: float, n: int) -> array[int]:
+        """The ``n`` samples (16 kHz) the speaker played at the microphone's sample positions
+        ``start``…: the room's echo of the robot's own voice. Speaker and microphone share the
+        device's clock, so the echo is laid on the microphone's samples (a loaded host that
+        makes a frame late does not shift it)."""
         out = array("h", bytes(2 * n))
-        clip = self._clip or (self.clips[-1] if self.clips else None)
-        if clip is None or clip.started is None:
-            return out
-        speed = self.speed
-        end = (trio.current_time() - clip.started) * speed - delay
-        stop = len(clip.data) // 2
-        if clip.ended is not None:
-            stop = min(stop, int((clip.ended - clip.started) * speed * SPEAKER_RATE))
-        first = int((end - n / MIC_RATE) * SPEAKER_RATE)
-        lo, hi = max(first, 0), min(int(end * SPEAKER_RATE) + 1, stop)
-        if lo >= hi:
-            return out
-        played = array("h", bytes(clip.data[2 * lo:2 * hi]))
-        for k in range(n):
-            j = int((end - (n - k) / MIC_RATE) * SPEAKER_RATE) - lo
-            if 0 <= j < len(played):
-                out[k] = played[j]
+        ratio = SPEAKER_RATE / MIC_RATE
+        for clip in self.clips[-2:]:
+            if clip.mic_start is None:
+                continue
+            end = clip.mic_end if clip.mic_end is not None else math.inf
+            first = max(0, math.floor((start - clip.mic_start) * ratio))
+            played = array("h", bytes(clip.data[2 * first:2 * (first + math.ceil(n * ratio) + 2)]))
+            have = len(played)
+            for k in range(n):
+                at = start + k
+                if at < clip.mic_start:
+                    continue
+                if at >= end:
+                    break
+                x = (at - clip.mic_start) * ratio - first
+                i = int(x)
+                if i + 1 >= have:
+                    break
+                a = played[i]
+                out[k] = max(-32768, min(32767, out[k] + round(a + (played[i + 1] - a) * (x - i))))
         return out
 
     def _touch(self) -> None:
@@ -277,6 +294,7 @@ class SimAudio:
                     self._broadcast(_wspk(0, session & 0xFFFF, sequence, packet))
                     sequence = (sequence + 1) & 0xFFFFFFFF
                 self.microphone.frames_sent += 1
+                self.microphone.sent_at = trio.current_time()
 
     # -- speaker ---------------------------------------------------------------------------
 
@@ -318,6 +336,7 @@ class SimAudio:
             return
         if clip.started is None:
             clip.started = trio.current_time()
+            clip.mic_start = self._mic_position()
         payload = frame.payload
         if self.corrupt_next and payload:
             self.corrupt_next = False
@@ -349,6 +368,11 @@ class SimAudio:
             return
         clip.outcome = outcome
         clip.ended = trio.current_time()
+        if clip.mic_start is not None:
+            played = clip.seconds * MIC_RATE
+            clip.mic_end = clip.mic_start + (
+                played if outcome == "complete" else min(played, self._mic_position() - clip.mic_start)
+            )
         self._clip = None
         if self._clip_scope is not None:
             self._clip_scope.cancel()

@@ -3,8 +3,8 @@
 The robot's speaker is centimetres from its microphone and the SDK cancels no echo, so a
 robot that listens while it speaks hears itself, loud — Silero calls every one of its own
 sentences speech. We hold one advantage: the host knows every sample it sends to the
-speaker. :class:`EchoCanceller` is WebRTC's audio processing (AEC3, noise suppression,
-high-pass filter) from the ``livekit`` wheel (``livekit.rtc.AudioProcessingModule``; wheels
+speaker. :class:`EchoCanceller` is WebRTC's audio processing (AEC3 and the high-pass
+filter, without noise suppression: see below) from the ``livekit`` wheel (``livekit.rtc.AudioProcessingModule``; wheels
 for Linux, macOS and Windows), fed with that reference.
 
 Alignment: the reference must follow when the robot *plays* a sample, not when it is sent,
@@ -18,12 +18,17 @@ samples at that frame's position — however late it is processed. AEC3 estimate
 remaining delay (the room's echo path, the microphone's transport) itself. :meth:`stop`
 cuts the reference at the present when the sound is stopped.
 
-What AEC3 leaves of the robot's voice is weak but still speech-like, so the detector asks
-more of a start while the robot speaks (``VadConfig.over_speech_prob`` and
-``over_speech_ms``). Measured (tests/bench/bench_barge.py, the simulated robot at real time,
-fan noise 700, echo 0.3): a child at ×1 stopped the robot 6/6 (p50 312 ms from the first
-sound to silence), at ×0.25 3/6; the robot's own voice still set it off once in 10
-sentences, which is why ``BARGE_IN=voice`` is not the default yet.
+What AEC3 leaves of the robot's voice is weak but can still sound like speech, so the
+detector asks more of a start while the robot speaks (``VadConfig.over_speech_prob`` and
+``over_speech_ms``). Noise suppression is off: measured on one recorded run replayed
+through both (tests/bench/bench_barge.py ``--capture``; fan 700, echo 0.3, 24 robot
+sentences alone, 12 lines over it at each loudness), with it on, what is left of the
+robot's voice once AEC3 has converged still reached Silero p 0.2–0.99 in some sentences
+(its fan-free residue sounds like speech), with it off p ≤ 0.03; a child at ×1 was found
+as often (11/12) and sooner (p50 180 ms of its audio instead of 300). Neither finds a
+quiet child (×0.25) over the robot's voice: AEC3's suppressor takes it for echo (on
+2–4/12) — which is why ``BARGE_IN=voice`` is not the default yet. The sentences before
+AEC3 has converged (the first three or four) are where its own voice can still set it off.
 
 Sans-IO: frames in, frames out; no trio. :func:`make_echo_canceller` returns None, with the
 reason, when the wheel cannot load on this machine (barge-in then falls back to touch).
@@ -39,6 +44,10 @@ RATE = 16000
 FRAME_SAMPLES = RATE // 100
 FRAME_BYTES = FRAME_SAMPLES * 2
 """The canceller works on 10 ms frames."""
+CONVERGED_MS = 10_000
+"""How much of the robot's voice AEC3 hears before it is trusted (see :attr:`EchoCanceller
+.converged`): in the simulated room its first two or three sentences still leave enough
+of the robot's voice to start an utterance."""
 
 
 class EchoCanceller:
@@ -53,7 +62,7 @@ class EchoCanceller:
 
         self._rtc: Any = rtc
         self._apm: Any = rtc.AudioProcessingModule(
-            echo_cancellation=True, noise_suppression=True, high_pass_filter=True
+            echo_cancellation=True, noise_suppression=False, high_pass_filter=True
         )
         self._arrived = 0
         """Samples the microphone has delivered so far (its timeline's present)."""
@@ -63,6 +72,14 @@ class EchoCanceller:
         self._ref_start = 0
         """Timeline position of ``_reference[0]`` (samples)."""
         self._rest = b""
+        self.reference_ms = 0
+        """How much of the robot's voice the canceller has been given so far."""
+
+    @property
+    def converged(self) -> bool:
+        """Whether AEC3 has heard enough of the robot's voice to remove it well (before
+        that, a start over the robot asks for more: ``VadConfig.warming_prob``)."""
+        return self.reference_ms >= CONVERGED_MS
 
     @property
     def _ref_end(self) -> int:
@@ -105,6 +122,8 @@ class EchoCanceller:
         rtc = self._rtc
         for i in range(0, whole, FRAME_BYTES):
             far = self._far(FRAME_SAMPLES)
+            if self.playing:
+                self.reference_ms += 10
             self._apm.process_reverse_stream(rtc.AudioFrame(far, RATE, 1, FRAME_SAMPLES))
             near = rtc.AudioFrame(bytearray(data[i:i + FRAME_BYTES]), RATE, 1, FRAME_SAMPLES)
             self._apm.process_stream(near)

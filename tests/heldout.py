@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcade.core.judge import is_match
+from tests import labelled
 
 HELDOUT = Path(__file__).parent / "data" / "judge_heldout.tsv"
 
@@ -44,10 +45,8 @@ class Score:
 
 def load(path: Path = HELDOUT) -> list[Case]:
     cases = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        verdict, rule, answer, aliases, utterance = line.split("\t")[:5]
+    for _, fields in labelled.rows(path):
+        verdict, rule, answer, aliases, utterance = fields[:5]
         alias_list = tuple(a for a in aliases.split("|") if a)
         cases.append(Case(verdict == "accept", rule, answer, alias_list, utterance))
     return cases

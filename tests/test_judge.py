@@ -13,6 +13,7 @@ import pytest
 
 from agentcade.core import judge
 from agentcade.core.judge import fuzzy_syllable, is_match, normalize, parse_number
+from tests import labelled
 
 _TABLE = Path(__file__).parent / "data" / "judge_cases.tsv"
 _SPECIAL = {"<empty>": "", "<spaces>": "   "}
@@ -20,10 +21,8 @@ _SPECIAL = {"<empty>": "", "<spaces>": "   "}
 
 def _load_cases() -> list[pytest.ParameterSet]:
     cases = []
-    for lineno, line in enumerate(_TABLE.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = [*line.split("\t"), "", "", "", "", ""][:6]
+    for lineno, row in labelled.rows(_TABLE):
+        fields = [*row, "", "", "", "", ""][:6]
         verdict, rule, answer, aliases, utterance, _note = fields
         assert verdict in ("accept", "reject"), f"line {lineno}: bad verdict {verdict!r}"
         utterance = _SPECIAL.get(utterance, utterance)

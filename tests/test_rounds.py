@@ -23,6 +23,7 @@ from agentcade.game.skill_agent import SkillAgent
 from agentcade.game.turn import Turn
 from agentcade.judge import RoundRequest, round_request
 from agentcade.testing.fake_openai import FakeOpenAI, Reply
+from tests import labelled
 
 CASES = Path(__file__).parent / "data" / "round_cases.tsv"
 PROBE_SKILL = Path(__file__).parent / "data" / "games" / "probe" / "SKILL.md"
@@ -37,10 +38,7 @@ class Case(NamedTuple):
 
 def _cases() -> list[Case]:
     rows = []
-    for raw in CASES.read_text(encoding="utf-8").splitlines():
-        if raw.startswith("#") or not raw.strip():
-            continue
-        offered, line, expected, what = raw.split("\t")
+    for _, (offered, line, expected, what) in labelled.rows(CASES):
         rows.append(Case(None if offered == "-" else offered, line, None if expected == "-" else expected, what))  # type: ignore[arg-type]
     return rows
 

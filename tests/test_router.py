@@ -16,6 +16,7 @@ from agentcade.core.skill import Skill
 from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.router import games_text, greeting, route
+from tests import labelled
 
 CASES = Path(__file__).parent / "data" / "routing_cases.tsv"
 ANSWERS = {"guess", "asr-guess", "question", "solution", "hint", "give-up", "next"}
@@ -32,10 +33,7 @@ class Case(NamedTuple):
 
 def _cases() -> list[Case]:
     rows = []
-    for raw in CASES.read_text(encoding="utf-8").splitlines():
-        if raw.startswith("#") or not raw.strip():
-            continue
-        current, line, kind, game, what = raw.split("\t")
+    for _, (current, line, kind, game, what) in labelled.rows(CASES):
         rows.append(Case(None if current == "-" else current, line, kind, game, what))
     return rows
 

@@ -33,6 +33,7 @@ from agentcade.core.skill import Skill  # noqa: E402
 from agentcade.game.client import GameInfo  # noqa: E402
 from agentcade.game.loader import builtin_games_dir  # noqa: E402
 from agentcade.main import router  # noqa: E402
+from tests import labelled  # noqa: E402
 from tests.bench.bench_judge import per_call  # noqa: E402
 
 CASES = ROOT / "tests" / "data" / "routing_cases.tsv"
@@ -73,10 +74,8 @@ def main() -> None:
     games = [GameInfo.of(Skill.load(p / "SKILL.md"), str(p)) for p in sorted(root.iterdir())
              if (p / "SKILL.md").is_file()]
     rows = []
-    for raw in CASES.read_text(encoding="utf-8").splitlines():
-        if raw.strip() and not raw.startswith("#"):
-            current, line = raw.split("\t")[:2]
-            rows.append((None if current == "-" else current, line))
+    for _, (current, line, *_rest) in labelled.rows(CASES):
+        rows.append((None if current == "-" else current, line))
 
     def after(rows: list[tuple[str | None, str]]) -> Callable[[], None]:
         def run() -> None:

@@ -29,7 +29,7 @@ async def test_pcm_fed_to_the_microphone_arrives_as_decoded_opus_frames_of_60_ms
                 device.audio.microphone.feed(tone(1.0, 16000))
                 heard: list[bytes] = []
                 async for frame in frames:
-                    heard.append(frame)
+                    heard.append(frame.data)
                     if len(heard) >= 30:
                         break
             assert device.received[-1][0] == "ctrl.microphone.close"

@@ -572,3 +572,36 @@ def test_stopping_the_sound_cuts_the_echo_reference_at_the_present() -> None:
     echo.stop()
     echo.process(bytes(1920))
     assert not echo.playing
+
+
+def test_a_clip_played_while_frames_wait_unread_is_laid_at_the_robots_present() -> None:
+    echo = EchoCanceller()
+    frame = bytes(1920)  # 60 ms
+    for i in range(40):  # 2.4 s of frames, received by the SDK every 60 ms
+        echo.arrived(frame, at=100.0 + 0.06 * (i + 1))
+    last = 100.0 + 0.06 * 40
+    # The host is busy: 300 ms after the last frame it read, the robot's microphone is
+    # 300 ms further on, and that is where the clip's sound begins.
+    assert echo.present(now=last + 0.3) == 40 * 960 + 4800
+    echo.play(tone(0.06, rate=16000), now=last + 0.3)
+    for _ in range(40):
+        echo.process(frame)
+    for _ in range(5):  # the frames heard while the host was busy: before the clip
+        echo.arrived(frame)
+        echo.process(frame)
+        assert echo.playing
+    echo.arrived(frame)
+    echo.process(frame)
+    assert not echo.playing  # its 60 ms were the sixth frame
+
+
+def test_frames_lost_on_the_way_keep_the_echo_reference_in_place() -> None:
+    echo = EchoCanceller()
+    frame = bytes(1920)
+    echo.arrived(frame)
+    echo.play(tone(0.18, rate=16000))  # three frames of sound from the second frame on
+    echo.process(frame)
+    # The second and third frames were dropped by a queue: the fourth says so.
+    echo.arrived(frame, missing=2 * 960)
+    echo.process(frame)
+    assert not echo.playing  # the clip was heard in the frames that were lost and this one

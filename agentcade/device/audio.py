@@ -5,8 +5,9 @@
 
 * :meth:`RobotAudio.microphone` opens ``robot.microphone.open_pcm()`` (the Daemon
   negotiates Opus 16 kHz mono 60 ms; the SDK decodes to PCM) and yields a trio channel of
-  PCM frames, read by one task that polls ``MicrophoneSession.read(0.1)`` in a worker
-  thread: a cancelled read ends within 0.1 s, never abandoned (robot-sdk.md §6).
+  :class:`MicFrame` (PCM, when the SDK received it, how much was lost before it), read by
+  one task that polls ``MicrophoneSession.read(0.1)`` in a worker thread: a cancelled read
+  ends within 0.1 s, never abandoned (robot-sdk.md §6).
 * :meth:`RobotAudio.play` plays one clip with ``robot.audio.play_pcm`` (24 kHz mono s16le,
   at most 4 MiB) and waits for the device's ``complete``; cancelling the wait stops the
   sound at once (``audio.stop()``, shielded), which is how a barge-in silences the robot.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Literal
 
 import trio
@@ -33,7 +35,7 @@ from watcherobot.robot import WatcheRobot
 from agentcade.core.errors import DeviceError
 from agentcade.device.robots import SdkRobot
 
-__all__ = ["MAX_CLIP_BYTES", "PlayOutcome", "RobotAudio"]
+__all__ = ["MAX_CLIP_BYTES", "MicFrame", "PlayOutcome", "RobotAudio"]
 
 MAX_CLIP_BYTES = 4 * 1024 * 1024
 """The SDK's limit of one PCM clip (``watcherobot.audio.MAX_AUDIO_BYTES``)."""
@@ -45,6 +47,23 @@ _SLACK = 5.0
 """Extra seconds a clip may take beyond its length before we give up on ``complete``."""
 
 PlayOutcome = Literal["completed", "failed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class MicFrame:
+    """One microphone frame, with what an echo canceller needs to keep the device's timeline.
+
+    A loaded host reads frames late and, when it falls far enough behind, loses some (the
+    SDK's queue and ours keep the newest): counting the frames that reach the listener
+    would then put the robot's own voice at the wrong place in the microphone's timeline.
+    """
+
+    data: bytes
+    """16 kHz mono s16le PCM."""
+    at: float
+    """``time.time()`` when the SDK received it from the robot (not when it was read)."""
+    missing: int = 0
+    """Samples lost just before this frame (frames dropped by a queue on the way)."""
 
 
 class RobotAudio:
@@ -67,12 +86,14 @@ class RobotAudio:
     @asynccontextmanager
     async def microphone(
         self, *, buffer: int = 64
-    ) -> AsyncIterator[trio.MemoryReceiveChannel[bytes]]:
-        """Open the microphone; frames of 16 kHz mono s16le PCM arrive on the channel.
+    ) -> AsyncIterator[trio.MemoryReceiveChannel[MicFrame]]:
+        """Open the microphone; :class:`MicFrame` s arrive on the channel.
 
         The channel ends when the robot closes the stream. Frames the consumer is too slow
-        for are dropped (oldest kept), as the SDK's own queue does. Leaving the block
-        closes the session on the robot (shielded).
+        for are dropped (oldest kept), as the SDK's own queue does; the next frame that
+        arrives says how many samples were lost (``missing``: ours, and the SDK's, from the
+        device's packet numbers). Leaving the block closes the session on the robot
+        (shielded).
 
         Raises:
             DeviceError: ``unavailable`` when the microphone cannot be opened.
@@ -82,9 +103,11 @@ class RobotAudio:
             session = await trio.to_thread.run_sync(lambda: sdk.microphone.open_pcm(queue_size=32))
         except (TimeoutError, WatcheRobotError) as exc:
             raise DeviceError("unavailable", "microphone.open_pcm", str(exc) or "no reply") from exc
-        send, receive = trio.open_memory_channel[bytes](buffer)
+        send, receive = trio.open_memory_channel[MicFrame](buffer)
 
         async def reader() -> None:
+            last: int | None = None
+            lost = 0
             async with send:
                 while True:
                     try:
@@ -93,8 +116,15 @@ class RobotAudio:
                         continue
                     except RuntimeError:  # the session was closed (by the robot or us)
                         return
-                    with contextlib.suppress(trio.WouldBlock):
-                        send.send_nowait(frame.data)
+                    samples = len(frame.data) // 2
+                    if last is not None and 1 < frame.sequence - last < 1000:
+                        lost += (frame.sequence - last - 1) * samples
+                    last = max(frame.sequence, last or 0)
+                    try:
+                        send.send_nowait(MicFrame(frame.data, frame.timestamp, lost))
+                        lost = 0
+                    except trio.WouldBlock:
+                        lost += samples
 
         try:
             async with trio.open_nursery() as nursery:

@@ -36,6 +36,7 @@ import trio
 
 from agentcade.core.errors import DeviceError, VoiceError, lone_exception
 from agentcade.core.trace import NULL_TRACE, Trace
+from agentcade.device.audio import MicFrame
 from agentcade.device.robots import SdkRobot
 from agentcade.main.agent import MainAgent
 from agentcade.main.router import greeting
@@ -181,12 +182,10 @@ class VoiceLoop:
 
     async def _listen_grouped(self) -> None:
         async with self.robot.audio.microphone() as mic, trio.open_nursery() as relay:
-            frames = mic
             echo = self.robot.echo if self.barge_in == "voice" else None
-            if echo is not None:
-                # The echo canceller counts frames as they arrive, before any queue.
-                send_frames, frames = trio.open_memory_channel[bytes](math.inf)
-                relay.start_soon(_relay, mic, send_frames, echo)
+            # The echo canceller counts frames as they arrive, before any queue.
+            send_frames, frames = trio.open_memory_channel[bytes](math.inf)
+            relay.start_soon(_relay, mic, send_frames, echo)
             listener = Listener(
                 frames, self.recognizer, vad=self.vad,
                 deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
@@ -260,12 +259,14 @@ class VoiceLoop:
 
 
 async def _relay(
-    mic: trio.MemoryReceiveChannel[bytes], out: trio.MemorySendChannel[bytes], echo: EchoCanceller
+    mic: trio.MemoryReceiveChannel[MicFrame], out: trio.MemorySendChannel[bytes],
+    echo: EchoCanceller | None,
 ) -> None:
     async with out:
         async for frame in mic:
-            echo.arrived(frame)
-            out.send_nowait(frame)
+            if echo is not None:
+                echo.arrived(frame.data, at=frame.at, missing=frame.missing)
+            out.send_nowait(frame.data)
 
 
 @asynccontextmanager

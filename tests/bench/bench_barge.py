@@ -104,8 +104,8 @@ async def bench(
 
             async def relay() -> None:
                 async for frame in mic:
-                    echo.arrived(frame)
-                    send.send_nowait(frame)
+                    echo.arrived(frame.data, at=frame.at, missing=frame.missing)
+                    send.send_nowait(frame.data)
 
             nursery.start_soon(relay)
             listener = Listener(frames, ears, echo=echo, speaking=lambda: voice.speaking,
@@ -203,17 +203,23 @@ class _Recorder:
     def playing(self) -> bool:
         return self._echo.playing
 
-    def arrived(self, frame: bytes) -> None:
-        self._events.append(("mic", frame))
-        self._echo.arrived(frame)
+    @property
+    def converged(self) -> bool:
+        return self._echo.converged
 
-    def play(self, pcm: bytes) -> None:
-        self._events.append(("play", pcm))
-        self._echo.play(pcm)
+    def arrived(self, frame: bytes, *, at: float | None = None, missing: int = 0) -> None:
+        self._events.append(("mic", frame, at, missing))
+        self._echo.arrived(frame, at=at, missing=missing)
 
-    def stop(self) -> None:
-        self._events.append(("stop",))
-        self._echo.stop()
+    def play(self, pcm: bytes, *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        self._events.append(("play", pcm, now))
+        self._echo.play(pcm, now=now)
+
+    def stop(self, *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        self._events.append(("stop", now))
+        self._echo.stop(now=now)
 
 
 def _scaled(pcm: bytes, gain: float) -> bytes:

@@ -51,17 +51,20 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = False, agc: bool = False
         if kind == "phase":
             phase = event[1]
         elif kind == "play":
-            echo.play(event[1])
+            echo.play(event[1], now=event[2] if len(event) > 2 else None)
             sentences += phase == "alone"
             awaiting = phase == "child"
         elif kind == "stop":
-            echo.stop()
+            echo.stop(now=event[1] if len(event) > 1 else None)
         elif kind == "onset":
             lines.append([pos, event[1], event[2], None])
             awaiting = False
         elif kind == "mic":
             frame = event[1]
-            echo.arrived(frame)
+            if len(event) > 2:
+                echo.arrived(frame, at=event[2], missing=event[3])
+            else:
+                echo.arrived(frame)
             t0 = time.perf_counter()
             out = echo.process(frame)
             detector.robot_speaking = echo.playing

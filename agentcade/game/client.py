@@ -12,7 +12,7 @@ they come, the last one final. They cannot tell the transports apart:
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Protocol
@@ -91,10 +91,15 @@ class InProcessGameClient:
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run)
+            replies = _replies(receive)
             try:
-                yield _replies(receive)
+                yield replies
             finally:
                 nursery.cancel_scope.cancel()
+                # A turn cancelled mid-stream (a barge-in) leaves the generator suspended:
+                # close it here, not in the garbage collector.
+                with trio.CancelScope(shield=True):
+                    await replies.aclose()
 
     async def aclose(self) -> None:
         """Close every session of the host."""
@@ -108,8 +113,10 @@ def _sender(send: trio.MemorySendChannel[tuple[GameReply, bool]]) -> ReplySink:
     return emit
 
 
-async def _replies(receive: trio.MemoryReceiveChannel[tuple[GameReply, bool]]) -> ReplyStream:
-    async with receive:
+async def _replies(
+    receive: trio.MemoryReceiveChannel[tuple[GameReply, bool]],
+) -> AsyncGenerator[tuple[GameReply, bool], None]:
+    with receive:  # closed without a checkpoint: this also runs when the turn is cancelled
         async for reply, is_final in receive:
             yield reply, is_final
             if is_final:

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import pytest
 import trio
+import trio.lowlevel
 from pydantic import SecretStr
 
 from agentcade.core.errors import VoiceError
@@ -24,7 +25,9 @@ from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
 from agentcade.voice.echo import EchoCanceller
+from agentcade.voice.listener import Listener
 from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample, rms, to_wav
+from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import (
     EspeakSynthesizer,
@@ -605,3 +608,39 @@ def test_frames_lost_on_the_way_keep_the_echo_reference_in_place() -> None:
     echo.arrived(frame, missing=2 * 960)
     echo.process(frame)
     assert not echo.playing  # the clip was heard in the frames that were lost and this one
+
+
+def test_a_child_still_talking_when_the_robot_begins_to_speak_stops_it() -> None:
+    """The line began in silence; the reply to the line before started while it went on."""
+    line = _espeak_line("我要猜大象")
+    robot_speaks = False
+    barge_ins: list[int] = []
+
+    async def main() -> None:
+        nonlocal robot_speaks
+        send, receive = trio.open_memory_channel[bytes](math.inf)
+        echo = EchoCanceller()
+        listener = Listener(
+            receive, ScriptedRecognizer(["我要猜大象"]), echo=echo,
+            speaking=lambda: robot_speaks, on_barge_in=lambda: barge_ins.append(sent),
+        )
+        sent = 0
+        async with trio.open_nursery() as nursery:
+            heard: list[str] = []
+
+            async def hear() -> None:
+                heard.append((await listener.hear()).text)
+
+            nursery.start_soon(hear)
+            for frame in frames(bytes(FRAME * 5) + line + bytes(32000)):
+                echo.arrived(frame)
+                send.send_nowait(frame)
+                sent += 1
+                if sent == 5 + len(line) // FRAME // 2:  # halfway through the line
+                    robot_speaks = True
+                await trio.lowlevel.checkpoint()
+            await trio.sleep(0.5)
+        assert heard == ["我要猜大象"]
+
+    trio.run(main)
+    assert len(barge_ins) == 1  # once, when the robot began: the sound stopped

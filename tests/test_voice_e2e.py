@@ -26,7 +26,7 @@ import pytest
 import trio
 
 from agentcade.core.trace import Trace
-from agentcade.game.loader import builtin_games_dir
+from agentcade.game.loader import builtin_games_dir, load_game
 from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.testing.room import parse_room
 from agentcade.testing.sim import SimDevice, open_sim_robot
@@ -344,3 +344,80 @@ async def test_a_barge_in_during_the_goodbye_stops_it_and_the_line_is_answered(
                 "game_started") else []
             assert [h.text for h in stack.loop.heard] == lines
             assert started == [] or started[-1] == "riddle"
+
+
+async def test_ending_the_game_while_a_drawing_is_prepared_stops_it_and_says_goodbye_next(
+    espeak: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The game thinks for 3 s before it draws: the line lands while its turn is in flight.
+    game = load_game(builtin_games_dir() / "draw_guess", builtin=True)
+    monkeypatch.setattr(game.agent_cls, "prepare_pause", 3.0)
+    with trio.fail_after(180):
+        async with voice_stack(["玩你画我猜", "结束游戏"], barge_in="voice", speed=2.0) as stack:
+            device = stack.device
+            await stack.loop.wait_ready_for_speech()
+            pcm = await stack.mouth.synthesize("玩你画我猜")
+            device.audio.microphone.feed(pcm + bytes(32000))
+            # The intro was said; the game is still preparing its drawing (the robot is
+            # silent, nothing is queued, the turn is in flight) when the child says 结束游戏.
+            while not stack.records.of("speech_end"):  # noqa: ASYNC110 - a poll of the trace
+                await trio.sleep(0.01)
+            pcm = await stack.mouth.synthesize("结束游戏")
+            device.audio.microphone.feed(pcm + bytes(32000))
+            await stack.loop.wait_heard(2)
+            heard_at = len(stack.records)
+            while not stack.records.of("game_cleared"):  # noqa: ASYNC110 - a poll of the trace
+                await trio.sleep(0.05)
+            await stack.loop.wait_ready_for_speech()
+            records = stack.records
+            said_after = [r["sentence"] for r in records[heard_at:] if r["type"] == "speech_start"]
+            # The goodbye came next: nothing of the drawing's own reply was said …
+            assert said_after
+            assert said_after[0].startswith("刚才画的是"), said_after
+            assert not any("你猜这是什么动物" in s or "画好啦" in s for s in said_after), said_after
+            # … because the turn still working on the drawing was cancelled, and the screen
+            # was reset.
+            assert [r["by"] for r in records.of("turn_cancelled")] == ["end"]
+            resets = [r for r in records.of("directive_executed") if r.get("reset")]
+            assert resets
+            assert resets[-1]["call"] == "expression_runtime.stop"
+
+
+async def test_ending_the_game_while_a_drawing_goes_up_stops_it_and_says_goodbye_next(
+    espeak: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A stroke a second: the line lands while the drawing is still going up. Between two
+    # strokes nothing plays, so whether it counts as a barge-in depends on the moment; what
+    # the family sees and hears does not.
+    game = load_game(builtin_games_dir() / "draw_guess", builtin=True)
+    monkeypatch.setattr(game.agent_cls, "draw_interval", 1.0)
+    with trio.fail_after(180):
+        async with voice_stack(["玩你画我猜", "结束游戏"], barge_in="voice", speed=2.0) as stack:
+            device = stack.device
+            await stack.loop.wait_ready_for_speech()
+            pcm = await stack.mouth.synthesize("玩你画我猜")
+            device.audio.microphone.feed(pcm + bytes(32000))
+            # The strokes are going up one by one (the output queue is busy with them).
+            while _vector_updates(device) < 3:  # noqa: ASYNC110 - a poll of the simulated robot
+                await trio.sleep(0.01)
+            pcm = await stack.mouth.synthesize("结束游戏")
+            device.audio.microphone.feed(pcm + bytes(32000))
+            await stack.loop.wait_heard(2)
+            heard_at = len(stack.records)
+            drawn = _vector_updates(device)
+            while not stack.records.of("game_cleared"):  # noqa: ASYNC110 - a poll of the trace
+                await trio.sleep(0.05)
+            await stack.loop.wait_ready_for_speech()
+            records = stack.records
+            said_after = [r["sentence"] for r in records[heard_at:] if r["type"] == "speech_start"]
+            assert said_after
+            assert said_after[0].startswith("刚才画的是"), said_after
+            assert not any("你猜这是什么动物" in s for s in said_after), said_after
+            assert _vector_updates(device) == drawn  # the drawing stopped where it was
+            resets = [r for r in records.of("directive_executed") if r.get("reset")]
+            assert resets
+            assert resets[-1]["call"] == "expression_runtime.stop"
+
+
+def _vector_updates(device: SimDevice) -> int:
+    return sum(r[0] == "ctrl.expression.runtime.update" for r in device.received)

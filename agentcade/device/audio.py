@@ -21,13 +21,15 @@ audio calls (``_audio_api_lock``), and a clip must be stoppable while a directiv
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Literal
 
 import trio
 from watcherobot import WatcheRobotError
+from watcherobot.audio import AudioPlayback
 from watcherobot.inputs import InputEvent
 from watcherobot.job import JobState
 from watcherobot.robot import WatcheRobot
@@ -141,12 +143,20 @@ class RobotAudio:
 
     # -- speaker ---------------------------------------------------------------------------
 
-    async def play(self, pcm: bytes) -> PlayOutcome:
+    async def play(
+        self, pcm: bytes, *, on_sound: Callable[[float, bytes], None] | None = None
+    ) -> PlayOutcome:
         """Play 24 kHz mono s16le ``pcm`` (longer than 4 MiB: in several clips).
 
         Returns how it ended: ``completed``, ``failed`` (device error, checksum mismatch,
         no ``complete`` in time) or ``cancelled`` (stopped on the robot).
         Cancelling the call stops the sound on the robot before it returns.
+
+        ``on_sound(at, clip)`` is called as each clip's sound is sent, with the
+        ``time.time()`` it was sent at: the moment the robot has acknowledged the clip's
+        beginning and its audio starts to flow, which tells an echo canceller where the
+        robot's voice begins far better than the moment :meth:`play` was called (the
+        acknowledgement's round trip lies between them, and it varies).
 
         Raises:
             DeviceError: ``unavailable`` when the robot cannot take host audio.
@@ -154,22 +164,29 @@ class RobotAudio:
         if len(pcm) % 2:
             pcm = pcm[:-1]
         for offset in range(0, len(pcm), MAX_CLIP_BYTES):
-            outcome = await self._play_clip(pcm[offset:offset + MAX_CLIP_BYTES])
+            outcome = await self._play_clip(pcm[offset:offset + MAX_CLIP_BYTES], on_sound)
             if outcome != "completed":
                 return outcome
         return "completed"
 
-    async def _play_clip(self, pcm: bytes) -> PlayOutcome:
+    async def _play_clip(
+        self, pcm: bytes, on_sound: Callable[[float, bytes], None] | None
+    ) -> PlayOutcome:
         if not pcm:
             await trio.lowlevel.checkpoint()
             return "completed"
         sdk = self.sdk
+
+        def begin() -> tuple[AudioPlayback, float]:
+            playback = sdk.audio.play_pcm(pcm, sample_rate_hz=SPEAKER_RATE)
+            return playback, time.time()
+
         try:
-            playback = await trio.to_thread.run_sync(
-                lambda: sdk.audio.play_pcm(pcm, sample_rate_hz=SPEAKER_RATE)
-            )
+            playback, sent_at = await trio.to_thread.run_sync(begin)
         except CommandErrorTypes as exc:
             raise DeviceError("unavailable", "audio.play_pcm", str(exc) or "no reply") from exc
+        if on_sound is not None:
+            on_sound(sent_at, pcm)
         deadline = trio.current_time() + len(pcm) / (SPEAKER_RATE * 2) + _SLACK
         try:
             while True:

@@ -3,9 +3,9 @@
 The robot's speaker is centimetres from its microphone and the SDK cancels no echo, so a
 robot that listens while it speaks hears itself, loud — Silero calls every one of its own
 sentences speech. We hold one advantage: the host knows every sample it sends to the
-speaker. :class:`EchoCanceller` is WebRTC's audio processing (AEC3 and the high-pass
-filter, without noise suppression: see below) from the ``livekit`` wheel (``livekit.rtc.AudioProcessingModule``; wheels
-for Linux, macOS and Windows), fed with that reference.
+speaker. :class:`EchoCanceller` is WebRTC's audio processing (AEC3, noise suppression and
+the high-pass filter) from the ``livekit`` wheel (``livekit.rtc.AudioProcessingModule``;
+wheels for Linux, macOS and Windows), fed with that reference.
 
 Alignment: the reference must follow when the robot *plays* a sample, not when it is sent,
 and the microphone's frames may wait in a queue before they are processed. Both the
@@ -17,23 +17,28 @@ the timeline's present (the last frame's position carried forward by the time si
 SDK received it, at the rate the frames have been coming in; after the clip before it, if
 that is still playing), and :meth:`process` takes out, as the far-end signal of each
 frame, exactly the reference samples at that frame's position — however late it is
-processed. AEC3 estimates the remaining delay (the room's echo path, the microphone's
-transport) itself. :meth:`stop` cuts the reference at the present when the sound is
-stopped. Measured under load (three busy processes on the two cores): with the position
-counted from the frames that had reached the listener, a child over the robot's first
-sentence was missed in 1–2 of 15 runs.
+processed. The speaker calls :meth:`play` when the robot has acknowledged the clip's
+beginning and its audio starts to flow (``RobotAudio.play``'s ``on_sound``), not before
+the call: on the simulated robot that put the reference 1–10 ms before the sound instead of
+5–33 ms, which varied from clip to clip. AEC3 estimates the remaining delay (the room's echo
+path, the microphone's transport) itself. :meth:`stop` cuts the reference at the present
+when the sound is stopped. Measured under load (three busy processes on the two cores):
+with the position counted from the frames that had reached the listener, a child over the
+robot's first sentence was missed in 1–2 of 15 runs; with it carried forward, 0 of 15.
 
-What AEC3 leaves of the robot's voice is weak but can still sound like speech, so the
-detector asks more of a start while the robot speaks (``VadConfig.over_speech_prob`` and
-``over_speech_ms``). Noise suppression is off: measured on one recorded run replayed
-through both (tests/bench/bench_barge.py ``--capture``; fan 700, echo 0.3, 24 robot
-sentences alone, 12 lines over it at each loudness), with it on, what is left of the
-robot's voice once AEC3 has converged still reached Silero p 0.2–0.99 in some sentences
-(its fan-free residue sounds like speech), with it off p ≤ 0.03; a child at ×1 was found
-as often (11/12) and sooner (p50 180 ms of its audio instead of 300). Neither finds a
-quiet child (×0.25) over the robot's voice: AEC3's suppressor takes it for echo (on
-2–4/12) — which is why ``BARGE_IN=voice`` is not the default yet. The sentences before
-AEC3 has converged (the first three or four) are where its own voice can still set it off.
+What AEC3 leaves of the robot's voice can still sound like speech until it has heard
+``CONVERGED_MS`` of it, and for a moment after the robot begins a sentence (``ONSET_MS``):
+then a start over the robot asks for more (``VadConfig.warming_prob``/``warming_ms``),
+otherwise ``over_speech_prob``/``over_speech_ms``. Noise suppression is on. Chosen on one
+recorded run replayed through each setting (tests/bench/replay_barge.py on a
+``bench_barge.py --capture``: fan 700, echo 0.3, 36 robot sentences alone, 20 lines over
+it at each loudness): without suppression a quiet child (×0.25) over the robot was found in
+0/20 lines, with it 12/20, and 16/20 once a start over the robot needs p ≥ 0.5 for 96 ms
+(instead of 0.7 for 128 ms); a child at ×1 20/20. Tried and left out: a linear
+frequency-domain canceller (two-path MDF, as in Speex) in front of AEC3 changed nothing,
+and alone let the robot start itself 7 times in 36 sentences (in the fan's noise it
+converges slowly). What remains is AEC3's suppressor taking a quiet child for echo: the
+lines it misses are not intelligible in its output (checked with the ASR ear).
 
 Sans-IO: frames in, frames out; no trio. :func:`make_echo_canceller` returns None, with the
 reason, when the wheel cannot load on this machine (barge-in then falls back to touch).
@@ -51,6 +56,13 @@ RATE = 16000
 FRAME_SAMPLES = RATE // 100
 FRAME_BYTES = FRAME_SAMPLES * 2
 """The canceller works on 10 ms frames."""
+ONSET_MS = 600
+"""How long after the robot begins a sentence after a pause a start over it asks for more:
+AEC3 lets the onset of the robot's voice through. Measured with a riddle game played with
+nobody interrupting (seven lines, about twenty sentences, echo 0.3): without this, 1-3 false
+barge-ins in every one of 4 runs, all 150-270 ms into a sentence; with it, none in 5 of 7
+runs. Counting a pause after a comma as an onset too cost a quiet child over the robot more
+than it saved (tests/bench/bench_barge.py: found 15/40 instead of 30/40)."""
 MAX_LAG_S = 2.0
 """How far the present may be carried beyond the last frame read (a host that is further
 behind than this has lost frames, which the next frame reports)."""
@@ -72,7 +84,7 @@ class EchoCanceller:
 
         self._rtc: Any = rtc
         self._apm: Any = rtc.AudioProcessingModule(
-            echo_cancellation=True, noise_suppression=False, high_pass_filter=True
+            echo_cancellation=True, noise_suppression=True, high_pass_filter=True
         )
         self._arrived = 0
         """Samples the microphone has delivered so far (its timeline's present)."""
@@ -86,6 +98,8 @@ class EchoCanceller:
         """Samples lost before each arrived frame not yet processed (in arrival order)."""
         self._clock: deque[tuple[int, float]] = deque(maxlen=256)
         """(timeline position after a frame, when the SDK received it), newest last."""
+        self._onset = -(10**12)
+        """Timeline position where the robot last began to speak after a pause."""
         self.reference_ms = 0
         """How much of the robot's voice the canceller has been given so far."""
 
@@ -94,6 +108,13 @@ class EchoCanceller:
         """Whether AEC3 has heard enough of the robot's voice to remove it well (before
         that, a start over the robot asks for more: ``VadConfig.warming_prob``)."""
         return self.reference_ms >= CONVERGED_MS
+
+    @property
+    def onset(self) -> bool:
+        """Whether the robot began a sentence after a pause less than ``ONSET_MS`` before the
+        frames being processed (AEC3 lets such an onset through: a start over the robot
+        then asks for more, ``VadConfig.warming_prob``)."""
+        return self._processed - self._onset < ONSET_MS * RATE // 1000
 
     @property
     def _ref_end(self) -> int:
@@ -130,6 +151,8 @@ class EchoCanceller:
         """A clip starts playing now: its samples (16 kHz mono s16le) are the reference from
         the timeline's present on (or right after the clip still playing)."""
         start = max(self.present(now), self._ref_end)
+        if start > self._ref_end or not self._reference:
+            self._onset = start  # a sentence after a pause, not one that follows on
         if not self._reference:
             self._ref_start = start
         else:

@@ -5,8 +5,9 @@ is heard — the pre-roll first — and returns a :class:`Heard` with the text a
 
 Half duplex (no echo canceller): everything heard while ``deaf()`` (the robot speaks) is
 dropped. Full duplex (an :class:`~agentcade.voice.echo.EchoCanceller`): every frame has
-the robot's own voice removed and is heard; speech that starts while the robot speaks
-calls ``on_barge_in`` at once (the sound stops) and is recognised like any other line.
+the robot's own voice removed and is heard; speech that starts while the robot speaks, or
+goes on when the robot begins to speak, calls ``on_barge_in`` at once (the sound stops)
+and is recognised like any other line.
 
 Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
@@ -112,13 +113,22 @@ class Listener:
                 if isinstance(detector, SileroDetector):
                     detector.robot_speaking = echo.playing or self._speaking()
                     detector.echo_converged = echo.converged
+                    detector.echo_onset = echo.onset
             step = detector.feed(frame)
             if step.kind == "start":
                 break
-        if echo is not None and self._speaking():
+        barged = False
+
+        def over_robot() -> None:
+            """The child talks while the robot speaks: stop it (once an utterance)."""
+            nonlocal barged
+            barged = True
             self._trace.record("speech_over_robot", voiced_ms=round(detector.voiced_ms))
             if self._on_barge_in is not None:
                 self._on_barge_in()
+
+        if echo is not None and self._speaking():
+            over_robot()
         send, receive = trio.open_memory_channel[bytes](math.inf)
         send.send_nowait(step.audio)
         kept = [step.audio] if self._on_utterance is not None else None
@@ -134,6 +144,10 @@ class Listener:
                     frame = await self._frame()
                     if echo is not None:
                         frame = echo.process(frame)
+                        if not barged and self._speaking():
+                            # The robot began to speak (the reply to the line before) while
+                            # the child was still talking: they talk over it, so it stops.
+                            over_robot()
                     elif self._deaf():  # the robot began to speak: half duplex, drop it
                         dropped = True
                         detector.reset()

@@ -196,13 +196,22 @@ class VoiceRobot:
         if self.record is not None:
             self.record(pcm)
         echo = self.echo
+        on_sound = None
         if echo is not None and reference is not None:
-            echo.play(reference)
+            laid = reference
+
+            def on_sound(at: float, clip: bytes) -> None:
+                # The whole sentence with its first clip (one clip is 87 s of speech).
+                nonlocal laid
+                if laid:
+                    echo.play(laid, now=at)
+                    laid = b""
+
         self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=synth_ms,
                            audio_ms=round(len(pcm) / 48))
         outcome = "cancelled"
         try:
-            outcome = await self.audio.play(pcm)
+            outcome = await self.audio.play(pcm, on_sound=on_sound)
         finally:
             self.now_saying = None
             if echo is not None and outcome != "completed":

@@ -62,16 +62,20 @@ class VadConfig:
     """Silero only: a chunk under this probability is not (between the two: no change)."""
     min_speech_ms: int = 96
     """Silero only: this much speech in a row starts an utterance."""
-    over_speech_prob: float = 0.7
-    """Silero only: while the robot speaks, a chunk is speech from this probability on (what
-    echo cancellation leaves of its voice scores lower than a child's own voice)."""
-    over_speech_ms: int = 128
+    over_speech_prob: float = 0.5
+    """Silero only: while the robot speaks (a barge-in), a chunk is speech from this
+    probability on. Once the echo canceller has converged, what it and its noise
+    suppression leave of the robot's voice scores low, and a stricter start only loses the
+    quiet child it already turns down (see :mod:`agentcade.voice.echo`)."""
+    over_speech_ms: int = 96
+    """Silero only: this much speech in a row starts an utterance while the robot speaks."""
     warming_prob: float = 0.9
     """Silero only: ``over_speech_prob`` while the echo canceller has not yet converged (its
-    first seconds of the robot's voice leave more of it)."""
+    first seconds of the robot's voice leave more of it), and just after the robot's voice
+    began after a pause (it lets the onset through: ``agentcade.voice.echo.ONSET_MS``)."""
     warming_ms: int = 256
-    """Silero only: what starts an utterance while the robot itself speaks (a barge-in):
-    longer, so what is left of its own voice after echo cancellation does not."""
+    """Silero only: ``over_speech_ms`` in the same moments as ``warming_prob``."""
+
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,9 @@ class SileroDetector:
         self.echo_converged = True
         """Set by the listener: False while the echo canceller is still learning the room
         (a start over the robot then needs ``warming_prob`` for ``warming_ms``)."""
+        self.echo_onset = False
+        """Set by the listener: True just after the robot's voice began after a pause (a start
+        over the robot then needs ``warming_prob`` for ``warming_ms``)."""
         self.robot_speaking = False
         """Set by the listener while the robot's own voice is in the room (a start then
         needs ``over_speech_ms`` of speech)."""
@@ -259,10 +266,10 @@ class SileroDetector:
             self._pre.add(frame)
             threshold, needed = cfg.speech_prob, cfg.min_speech_ms
             if self.robot_speaking:
-                threshold, needed = (
-                    (cfg.over_speech_prob, cfg.over_speech_ms) if self.echo_converged
-                    else (cfg.warming_prob, cfg.warming_ms)
-                )
+                if not self.echo_converged or self.echo_onset:
+                    threshold, needed = cfg.warming_prob, cfg.warming_ms
+                else:
+                    threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms
             for p in probabilities:
                 self._run_ms = self._run_ms + self.CHUNK_MS if p >= threshold else 0.0
             if self._run_ms < needed:

@@ -207,6 +207,10 @@ class _Recorder:
     def converged(self) -> bool:
         return self._echo.converged
 
+    @property
+    def onset(self) -> bool:
+        return self._echo.onset
+
     def arrived(self, frame: bytes, *, at: float | None = None, missing: int = 0) -> None:
         self._events.append(("mic", frame, at, missing))
         self._echo.arrived(frame, at=at, missing=missing)

@@ -5,7 +5,8 @@ robot at real time; the robot is never stopped, so every line is heard over its 
 sentence), then ``.venv/bin/python tests/bench/replay_barge.py run.pkl "dict()"
 "dict(ns=False, prob=0.7, ms=128)" ...`` — each argument one setting: ``ns`` (AEC3's noise
 suppression), ``agc`` (its gain control), ``prob``/``ms`` (what starts an utterance while
-the robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``).
+the robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
+same while the canceller is still converging: ``warming_prob``/``warming_ms``).
 
 The capture holds every microphone frame, clip and stop in the order the host saw them, so
 the reference meets the same frames as in the run: each setting is judged on the same
@@ -34,14 +35,16 @@ TOLERANCE = 1600
 
 
 def replay(events: list[tuple[Any, ...]], *, ns: bool = False, agc: bool = False,
-           prob: float = VadConfig.over_speech_prob, ms: int = VadConfig.over_speech_ms) -> str:
+           prob: float = VadConfig.over_speech_prob, ms: int = VadConfig.over_speech_ms,
+           wprob: float = VadConfig.warming_prob, wms: int = VadConfig.warming_ms) -> str:
     echo = EchoCanceller()
     from livekit import rtc
 
     echo._apm = rtc.AudioProcessingModule(
         echo_cancellation=True, noise_suppression=ns, high_pass_filter=True, auto_gain_control=agc
     )
-    detector = SileroDetector(VadConfig(over_speech_prob=prob, over_speech_ms=ms))
+    detector = SileroDetector(VadConfig(over_speech_prob=prob, over_speech_ms=ms,
+                                        warming_prob=wprob, warming_ms=wms))
     phase, awaiting, pos = "", False, 0
     false_alone = sentences = false_before = 0
     lines: list[list[Any]] = []  # [first sample, loudness, samples, start or None]
@@ -68,6 +71,8 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = False, agc: bool = False
             t0 = time.perf_counter()
             out = echo.process(frame)
             detector.robot_speaking = echo.playing
+            detector.echo_converged = echo.converged
+            detector.echo_onset = echo.onset
             step = detector.feed(out)
             cpu += time.perf_counter() - t0
             frames += len(frame) // 320
@@ -88,9 +93,11 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = False, agc: bool = False
     for gain in sorted({line[1] for line in lines}, reverse=True):
         mine = [line for line in lines if line[1] == gain]
         late = [(line[3] - line[0]) / 16 for line in mine if line[3] is not None]
+        missed = [i for i, line in enumerate(mine) if line[3] is None]
         p50 = statistics.median(late) if late else float("nan")
         parts.append(f"x{gain:g} found {len(late)}/{len(mine)} p50 {p50:.0f} ms "
-                     f"max {max(late, default=float('nan')):.0f}")
+                     f"max {max(late, default=float('nan')):.0f}"
+                     + (f" missed #{missed}" if missed else ""))
     parts.append(f"CPU {cpu / max(frames, 1) * 1000:.3f} ms per 10 ms")
     return " | ".join(parts)
 

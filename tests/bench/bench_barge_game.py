@@ -24,9 +24,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
+from pathlib import Path
 
 import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agentcade.wiring.voice import say_into_microphone
 from tests.test_voice_e2e import voice_stack

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -354,33 +354,15 @@ async def test_ending_the_game_while_a_drawing_is_prepared_stops_it_and_says_goo
     monkeypatch.setattr(game.agent_cls, "prepare_pause", 3.0)
     with trio.fail_after(180):
         async with voice_stack(["玩你画我猜", "结束游戏"], barge_in="voice", speed=2.0) as stack:
-            device = stack.device
-            await stack.loop.wait_ready_for_speech()
-            pcm = await stack.mouth.synthesize("玩你画我猜")
-            device.audio.microphone.feed(pcm + bytes(32000))
+            await _say_now(stack, "玩你画我猜")
             # The intro was said; the game is still preparing its drawing (the robot is
             # silent, nothing is queued, the turn is in flight) when the child says 结束游戏.
             while not stack.records.of("speech_end"):  # noqa: ASYNC110 - a poll of the trace
                 await trio.sleep(0.01)
-            pcm = await stack.mouth.synthesize("结束游戏")
-            device.audio.microphone.feed(pcm + bytes(32000))
-            await stack.loop.wait_heard(2)
-            heard_at = len(stack.records)
-            while not stack.records.of("game_cleared"):  # noqa: ASYNC110 - a poll of the trace
-                await trio.sleep(0.05)
-            await stack.loop.wait_ready_for_speech()
-            records = stack.records
-            said_after = [r["sentence"] for r in records[heard_at:] if r["type"] == "speech_start"]
-            # The goodbye came next: nothing of the drawing's own reply was said …
-            assert said_after
-            assert said_after[0].startswith("刚才画的是"), said_after
-            assert not any("你猜这是什么动物" in s or "画好啦" in s for s in said_after), said_after
-            # … because the turn still working on the drawing was cancelled, and the screen
-            # was reset.
-            assert [r["by"] for r in records.of("turn_cancelled")] == ["end"]
-            resets = [r for r in records.of("directive_executed") if r.get("reset")]
-            assert resets
-            assert resets[-1]["call"] == "expression_runtime.stop"
+            heard_at = await _end_now(stack)
+            _goodbye_came_next(stack.records, heard_at)
+            # … because the turn still working on the drawing was cancelled.
+            assert [r["by"] for r in stack.records.of("turn_cancelled")] == ["end"]
 
 
 async def test_ending_the_game_while_a_drawing_goes_up_stops_it_and_says_goodbye_next(
@@ -394,29 +376,46 @@ async def test_ending_the_game_while_a_drawing_goes_up_stops_it_and_says_goodbye
     with trio.fail_after(180):
         async with voice_stack(["玩你画我猜", "结束游戏"], barge_in="voice", speed=2.0) as stack:
             device = stack.device
-            await stack.loop.wait_ready_for_speech()
-            pcm = await stack.mouth.synthesize("玩你画我猜")
-            device.audio.microphone.feed(pcm + bytes(32000))
-            # The strokes are going up one by one (the output queue is busy with them).
+            await _say_now(stack, "玩你画我猜")
             while _vector_updates(device) < 3:  # noqa: ASYNC110 - a poll of the simulated robot
                 await trio.sleep(0.01)
-            pcm = await stack.mouth.synthesize("结束游戏")
-            device.audio.microphone.feed(pcm + bytes(32000))
-            await stack.loop.wait_heard(2)
-            heard_at = len(stack.records)
-            drawn = _vector_updates(device)
-            while not stack.records.of("game_cleared"):  # noqa: ASYNC110 - a poll of the trace
-                await trio.sleep(0.05)
-            await stack.loop.wait_ready_for_speech()
-            records = stack.records
-            said_after = [r["sentence"] for r in records[heard_at:] if r["type"] == "speech_start"]
-            assert said_after
-            assert said_after[0].startswith("刚才画的是"), said_after
-            assert not any("你猜这是什么动物" in s for s in said_after), said_after
-            assert _vector_updates(device) == drawn  # the drawing stopped where it was
-            resets = [r for r in records.of("directive_executed") if r.get("reset")]
-            assert resets
-            assert resets[-1]["call"] == "expression_runtime.stop"
+            drawn: list[int] = []
+            heard_at = await _end_now(stack, on_heard=lambda: drawn.append(_vector_updates(device)))
+            _goodbye_came_next(stack.records, heard_at)
+            assert _vector_updates(device) == drawn[0]  # the drawing stopped where it was
+
+
+async def _say_now(stack: Stack, line: str) -> None:
+    """Say ``line`` into the microphone once the robot listens, without waiting for it."""
+    await stack.loop.wait_ready_for_speech()
+    pcm = await stack.mouth.synthesize(line)
+    stack.device.audio.microphone.feed(pcm + bytes(32000))
+
+
+async def _end_now(stack: Stack, *, on_heard: Callable[[], None] = lambda: None) -> int:
+    """Say 结束游戏 now, whatever the robot does; returns the record index once it was heard
+    (``on_heard`` is called then), after the game is over and the robot listens again."""
+    pcm = await stack.mouth.synthesize("结束游戏")
+    stack.device.audio.microphone.feed(pcm + bytes(32000))
+    await stack.loop.wait_heard(len(stack.loop.heard) + 1)
+    heard_at = len(stack.records)
+    on_heard()
+    while not stack.records.of("game_cleared"):  # noqa: ASYNC110 - a poll of the trace
+        await trio.sleep(0.05)
+    await stack.loop.wait_ready_for_speech()
+    return heard_at
+
+
+def _goodbye_came_next(records: Records, heard_at: int) -> None:
+    """After the line: the goodbye first, nothing of the drawing's own reply, and the screen
+    reset."""
+    said_after = [r["sentence"] for r in records[heard_at:] if r["type"] == "speech_start"]
+    assert said_after
+    assert said_after[0].startswith("刚才画的是"), said_after
+    assert not any("你猜这是什么动物" in s or "画好啦" in s for s in said_after), said_after
+    resets = [r for r in records.of("directive_executed") if r.get("reset")]
+    assert resets
+    assert resets[-1]["call"] == "expression_runtime.stop"
 
 
 def _vector_updates(device: SimDevice) -> int:

@@ -144,7 +144,7 @@ class RobotAudio:
     # -- speaker ---------------------------------------------------------------------------
 
     async def play(
-        self, pcm: bytes, *, on_sound: Callable[[float, bytes], None] | None = None
+        self, pcm: bytes, *, on_sound: Callable[[float], None] | None = None
     ) -> PlayOutcome:
         """Play 24 kHz mono s16le ``pcm`` (longer than 4 MiB: in several clips).
 
@@ -152,8 +152,8 @@ class RobotAudio:
         no ``complete`` in time) or ``cancelled`` (stopped on the robot).
         Cancelling the call stops the sound on the robot before it returns.
 
-        ``on_sound(at, clip)`` is called as each clip's sound is sent, with the
-        ``time.time()`` it was sent at: the moment the robot has acknowledged the clip's
+        ``on_sound(at)`` is called as each clip's sound is sent, with the ``time.time()``
+        it was sent at: the moment the robot has acknowledged the clip's
         beginning and its audio starts to flow, which tells an echo canceller where the
         robot's voice begins far better than the moment :meth:`play` was called (the
         acknowledgement's round trip lies between them, and it varies).
@@ -170,7 +170,7 @@ class RobotAudio:
         return "completed"
 
     async def _play_clip(
-        self, pcm: bytes, on_sound: Callable[[float, bytes], None] | None
+        self, pcm: bytes, on_sound: Callable[[float], None] | None
     ) -> PlayOutcome:
         if not pcm:
             await trio.lowlevel.checkpoint()
@@ -186,7 +186,7 @@ class RobotAudio:
         except CommandErrorTypes as exc:
             raise DeviceError("unavailable", "audio.play_pcm", str(exc) or "no reply") from exc
         if on_sound is not None:
-            on_sound(sent_at, pcm)
+            on_sound(sent_at)
         deadline = trio.current_time() + len(pcm) / (SPEAKER_RATE * 2) + _SLACK
         try:
             while True:

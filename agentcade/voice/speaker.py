@@ -200,7 +200,7 @@ class VoiceRobot:
         if echo is not None and reference is not None:
             laid = reference
 
-            def on_sound(at: float, clip: bytes) -> None:
+            def on_sound(at: float) -> None:
                 # The whole sentence with its first clip (one clip is 87 s of speech).
                 nonlocal laid
                 if laid:

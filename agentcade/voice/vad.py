@@ -77,7 +77,6 @@ class VadConfig:
     """Silero only: ``over_speech_ms`` in the same moments as ``warming_prob``."""
 
 
-
 @dataclass(frozen=True)
 class Step:
     """What one frame meant.

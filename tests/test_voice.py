@@ -552,7 +552,7 @@ def test_a_scenario_line_can_talk_over_the_robot() -> None:
 
 
 def test_the_echo_reference_is_laid_where_the_microphone_will_hear_it() -> None:
-    echo = EchoCanceller()
+    echo = EchoCanceller(align=False)  # a silent room: no echo to align by
     frame = bytes(1920)  # 60 ms
     echo.arrived(frame)
     echo.arrived(frame)  # two frames arrived; the first is not processed yet
@@ -569,7 +569,7 @@ def test_the_echo_reference_is_laid_where_the_microphone_will_hear_it() -> None:
 
 
 def test_stopping_the_sound_cuts_the_echo_reference_at_the_present() -> None:
-    echo = EchoCanceller()
+    echo = EchoCanceller(align=False)  # a silent room: no echo to align by
     echo.play(tone(1.0, rate=16000))
     echo.arrived(bytes(1920))
     echo.stop()
@@ -578,7 +578,7 @@ def test_stopping_the_sound_cuts_the_echo_reference_at_the_present() -> None:
 
 
 def test_a_clip_played_while_frames_wait_unread_is_laid_at_the_robots_present() -> None:
-    echo = EchoCanceller()
+    echo = EchoCanceller(align=False)  # a silent room: no echo to align by
     frame = bytes(1920)  # 60 ms
     for i in range(40):  # 2.4 s of frames, received by the SDK every 60 ms
         echo.arrived(frame, at=100.0 + 0.06 * (i + 1))
@@ -599,7 +599,7 @@ def test_a_clip_played_while_frames_wait_unread_is_laid_at_the_robots_present() 
 
 
 def test_frames_lost_on_the_way_keep_the_echo_reference_in_place() -> None:
-    echo = EchoCanceller()
+    echo = EchoCanceller(align=False)  # a silent room: no echo to align by
     frame = bytes(1920)
     echo.arrived(frame)
     echo.play(tone(0.18, rate=16000))  # three frames of sound from the second frame on
@@ -608,6 +608,106 @@ def test_frames_lost_on_the_way_keep_the_echo_reference_in_place() -> None:
     echo.arrived(frame, missing=2 * 960)
     echo.process(frame)
     assert not echo.playing  # the clip was heard in the frames that were lost and this one
+
+
+def _room_with_echo(sentences: list[tuple[int, int, int]]) -> tuple[bytes, dict[int, bytes]]:
+    """A microphone's sound: a fan, and each (laid at, heard after, length) sentence of a
+    noise-like voice returned at 0.3, ``heard after`` samples after where it was laid.
+    Returns the microphone's PCM and each sentence's reference by where it is laid."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    total = max(at + lag + n for at, lag, n in sentences) + 16000
+    mic = rng.normal(0.0, 700.0, total)
+    clips = {}
+    for at, lag, n in sentences:
+        voice = rng.normal(0.0, 3000.0, n)
+        clips[at] = voice.astype(np.int16).tobytes()
+        mic[at + lag:at + lag + n] += 0.3 * voice
+    return np.clip(mic, -32768, 32767).astype(np.int16).tobytes(), clips
+
+
+def _play_room(echo: EchoCanceller, mic: bytes, clips: dict[int, bytes]) -> list[bytes]:
+    """Every 60 ms frame of ``mic`` arrives and is processed; each clip is played when the
+    microphone reaches where it is laid. Returns what each frame's processing gave back."""
+    out = []
+    for i in range(0, len(mic) - 1919, 1920):
+        if (clip := clips.get(i // 2)) is not None:
+            echo.play(clip)
+        echo.arrived(mic[i:i + 1920])
+        out.append(echo.process(mic[i:i + 1920]))
+    return out
+
+
+def test_a_sentence_whose_echo_comes_later_than_the_clock_says_is_moved_to_it() -> None:
+    # The first sentence teaches the room's lag (80 ms); the second sounds 12 ms later than
+    # the host's clock put it, as a loaded host's would.
+    mic, clips = _room_with_echo([(1920, 1280, 8000), (28800, 1280 + 192, 8000)])
+    echo = EchoCanceller()
+    _play_room(echo, mic, clips)
+    assert len(echo.shifts) == 1
+    assert abs(echo.shifts[0] - 192) <= 4
+
+
+def test_frames_wait_while_a_sentences_echo_is_found_and_none_is_lost() -> None:
+    mic, clips = _room_with_echo([(1920, 1280, 8000)])
+    echo = EchoCanceller()
+    out = _play_room(echo, mic, clips)
+    assert out[1]
+    assert out[2] == b""  # the sentence began with the third frame: it waits
+    assert sum(map(len, out)) == len(mic) - len(mic) % 1920  # and comes out later
+
+
+def test_a_voice_louder_than_the_robots_echo_could_be_is_told_from_the_echo() -> None:
+    import numpy as np
+
+    # Two sentences (the first teaches the room's lag and the echo's gain); over the
+    # second, from 0.3 s on, somebody talks as loud as the robot itself.
+    mic, clips = _room_with_echo([(1920, 1280, 8000), (28800, 1280, 16000)])
+    pcm = np.frombuffer(mic, np.int16).astype(np.float64)
+    talk = 28800 + 1280 + 4800
+    pcm[talk:talk + 8000] += np.random.default_rng(3).normal(0.0, 3000.0, 8000)
+    mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
+    echo = EchoCanceller()
+    over: dict[int, bool] = {}
+    for i in range(0, len(mic) - 1919, 1920):
+        if (clip := clips.get(i // 2)) is not None:
+            echo.play(clip)
+        echo.arrived(mic[i:i + 1920])
+        if echo.process(mic[i:i + 1920]):
+            over[i // 2] = echo.over_echo
+    echo_alone = [v for at, v in over.items() if 28800 + 1280 + 1920 <= at < talk - 960]
+    talking = [v for at, v in over.items() if talk + 960 <= at < talk + 8000 - 960]
+    assert echo_alone
+    assert not any(echo_alone)
+    assert talking
+    assert all(talking)
+
+
+def test_over_a_robot_still_being_learnt_a_start_asks_for_more_unless_it_is_louder() -> None:
+    line = frames(bytes(FRAME * 5) + _espeak_line("结束游戏") + bytes(FRAME * 10))
+
+    def voiced_at_start(*, over_echo: bool) -> float:
+        detector = SileroDetector()
+        detector.robot_speaking = True
+        detector.echo_converged = False
+        detector.over_echo = over_echo
+        for frame in line:
+            if detector.feed(frame).kind == "start":
+                return detector.voiced_ms
+        raise AssertionError("never started")
+
+    assert voiced_at_start(over_echo=False) >= VadConfig().warming_ms
+    assert voiced_at_start(over_echo=True) < VadConfig().warming_ms
+
+
+def test_a_robot_that_does_not_hear_itself_is_not_waited_for() -> None:
+    silent = bytes(2 * 16000 * 6)
+    sentences = {at: tone(0.5, rate=16000) for at in (1920, 28800, 55680, 82560)}
+    echo = EchoCanceller()
+    out = _play_room(echo, silent, sentences)
+    assert all(out[82560 // 960:])  # after three sentences no frame waits any more
+    assert echo.shifts == []
 
 
 def test_a_child_still_talking_when_the_robot_begins_to_speak_stops_it() -> None:

@@ -20,11 +20,37 @@ frame, exactly the reference samples at that frame's position — however late i
 processed. The speaker calls :meth:`play` when the robot has acknowledged the clip's
 beginning and its audio starts to flow (``RobotAudio.play``'s ``on_sound``), not before
 the call: on the simulated robot that put the reference 1–10 ms before the sound instead of
-5–33 ms, which varied from clip to clip. AEC3 estimates the remaining delay (the room's echo
-path, the microphone's transport) itself. :meth:`stop` cuts the reference at the present
+5–33 ms, which varied from clip to clip. :meth:`stop` cuts the reference at the present
 when the sound is stopped. Measured under load (three busy processes on the two cores):
 with the position counted from the frames that had reached the listener, a child over the
 robot's first sentence was missed in 1–2 of 15 runs; with it carried forward, 0 of 15.
+
+The clock still leaves each clip off by its own few milliseconds: on a recorded run
+(84 sentences) the echo came 81–108 ms after where its reference was laid, 16 ms between
+the 10th and 90th percentile. AEC3 follows a delay that stays put; one that moves at every
+sentence costs it each sentence's first moments, where the robot's own voice got through.
+So each clip is placed by its sound as well: the first ``ALIGN_WINDOW_MS`` of its echo is
+found in the microphone's frames (the correlation of their differences, within
+``ALIGN_SPREAD_MS`` of the room's usual lag) and the clip is moved there, into the silence
+before it. The frames wait meanwhile (a sentence's first 200–250 ms; they come out together
+once it is placed): on a recorded run (36 sentences alone, 20 lines over the robot at each
+loudness), replayed, the robot no longer started itself (1 → 0) and a quiet child was
+found more often (16 → 17 of 20). A robot that does not hear itself is no longer waited for after ``ALIGN_GIVE_UP``
+sentences.
+
+The placing also measures how loud the robot's echo comes back (its gain). What AEC3 lets
+through of the robot's voice is never louder than that echo; a child as loud as the robot
+is several times louder. :attr:`EchoCanceller.loudness` says how much louder the output is
+than the echo could be in it, and a sound at least ``OVER_ECHO`` times louder is somebody
+else (:attr:`EchoCanceller.over_echo`), even while the stricter start below applies: on the
+recorded run, with the stricter start kept all along, a child at ×1 was found 20/20 with
+p50 240 ms instead of 19/20 with 480 ms, and the robot started itself no more often (0).
+Such a sound starts an utterance after ``VadConfig.over_echo_ms`` (64) of speech. In the
+riddle game, where the robot's sentences are cut short before the canceller has heard
+enough of them, the six lines said over it stopped it after p50 283 ms instead of 502 ms
+with this off, and the robot set itself off no more often (3 and 4 times in 107 sentences
+played with nobody interrupting; tests/bench/bench_barge_game.py, five runs each).
+A quiet child (×0.25) is no louder than the echo and gains nothing from it.
 
 What AEC3 leaves of the robot's voice can still sound like speech until it has heard
 ``CONVERGED_MS`` of it, and for a moment after the robot begins a sentence (``ONSET_MS``):
@@ -46,9 +72,13 @@ reason, when the wheel cannot load on this machine (barge-in then falls back to 
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["FRAME_BYTES", "EchoCanceller", "make_echo_canceller"]
 
@@ -61,11 +91,34 @@ ONSET_MS = 600
 AEC3 lets the onset of the robot's voice through. Measured with a riddle game played with
 nobody interrupting (seven lines, about twenty sentences, echo 0.3): without this, 1-3 false
 barge-ins in every one of 4 runs, all 150-270 ms into a sentence; with it, none in 5 of 7
-runs. Counting a pause after a comma as an onset too cost a quiet child over the robot more
+runs. Placing each sentence by its echo (below) did not make it unneeded: on a recorded run
+of 100 sentences, replayed, without it (or with 300 ms) the robot started itself twice. Counting a pause after a comma as an onset too cost a quiet child over the robot more
 than it saved (tests/bench/bench_barge.py: found 15/40 instead of 30/40)."""
 MAX_LAG_S = 2.0
 """How far the present may be carried beyond the last frame read (a host that is further
 behind than this has lost frames, which the next frame reports)."""
+ALIGN_WINDOW_MS = 120
+"""How much of a sentence's echo is matched against its reference to place it (see
+:meth:`EchoCanceller.play`)."""
+ALIGN_SEARCH_MS = (0, 250)
+"""Where the echo of a sentence is looked for, after where its reference was laid, until
+the room's usual lag is known."""
+ALIGN_SPREAD_MS = 30
+"""Once it is known, how far from the usual lag a sentence's echo is looked for."""
+ALIGN_MIN_MATCH = 0.2
+"""The least normalised correlation of reference and microphone that counts as the echo
+found (a room that returns none of the robot's voice, or a child over all of it, is left
+where the clock put it)."""
+ALIGN_GIVE_UP = 3
+"""Sentences in a row without their echo found after which no more are aligned (a robot
+that does not hear itself: holding its microphone's frames would only be a delay)."""
+OVER_ECHO = 1.5
+"""How much louder than the robot's echo could be a sound must be to be somebody else."""
+ECHO_TAIL_FRAMES = 12
+"""10 ms frames of the robot's voice before the room's lag whose reverb may still be heard."""
+ECHO_EARLY_FRAMES = 6
+"""10 ms frames of the robot's voice after the room's lag that may already be heard (a
+sentence placed a little late: its echo comes sooner than the usual lag says)."""
 CONVERGED_MS = 10_000
 """How much of the robot's voice AEC3 hears before it is trusted (see :attr:`EchoCanceller
 .converged`): in the simulated room its first two or three sentences still leave enough
@@ -73,13 +126,14 @@ of the robot's voice to start an utterance."""
 
 
 class EchoCanceller:
-    """See the module docstring.
+    """See the module docstring. ``align=False`` leaves each clip where the clock lays it.
 
     Raises:
         ImportError, OSError: the ``livekit`` wheel (its native library) cannot load.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, align: bool = True) -> None:
+        import numpy  # noqa: F401 - placing and measuring (imported where used: not in a bundle)
         from livekit import rtc
 
         self._rtc: Any = rtc
@@ -102,6 +156,24 @@ class EchoCanceller:
         """Timeline position where the robot last began to speak after a pause."""
         self.reference_ms = 0
         """How much of the robot's voice the canceller has been given so far."""
+        self._align: tuple[int, int] | None = None
+        """(where the clip was laid, where the zeros before it begin) of a clip after a
+        pause whose echo has not yet been found: frames wait in ``_held`` till it is."""
+        self._held: list[tuple[int, bytes]] = []
+        """(samples lost before it, frame) waiting for the alignment, in arrival order."""
+        self._held_samples = 0
+        self._lags: deque[int] = deque(maxlen=9)
+        """Where the echo of the last sentences was found, after where they were laid."""
+        self._gains: deque[float] = deque(maxlen=9)
+        """How loud the echo of the last sentences was heard (a share of what was played)."""
+        self._far_rms: deque[float] = deque(maxlen=64)
+        """The loudness of what the robot played in each 10 ms frame processed, newest last."""
+        self.loudness = 0.0
+        """How much louder the last output was than the robot's echo could be (>= 1: a voice
+        that is not the robot's; 0 when unknown)."""
+        self._misses = 0 if align else ALIGN_GIVE_UP
+        self.shifts: list[int] = []
+        """Every alignment's correction (samples; for benchmarks and tests)."""
 
     @property
     def converged(self) -> bool:
@@ -115,6 +187,12 @@ class EchoCanceller:
         frames being processed (AEC3 lets such an onset through: a start over the robot
         then asks for more, ``VadConfig.warming_prob``)."""
         return self._processed - self._onset < ONSET_MS * RATE // 1000
+
+    @property
+    def over_echo(self) -> bool:
+        """Whether the last frames processed were louder than the robot's echo could be
+        (:attr:`loudness` at least ``OVER_ECHO``): somebody else is talking."""
+        return self.loudness >= OVER_ECHO
 
     @property
     def _ref_end(self) -> int:
@@ -153,6 +231,8 @@ class EchoCanceller:
         start = max(self.present(now), self._ref_end)
         if start > self._ref_end or not self._reference:
             self._onset = start  # a sentence after a pause, not one that follows on
+        if self._misses < ALIGN_GIVE_UP and self._align is None:
+            self._align = (start, self._ref_end if self._reference else self._processed)
         if not self._reference:
             self._ref_start = start
         else:
@@ -168,10 +248,85 @@ class EchoCanceller:
         """One microphone frame (16 kHz mono s16le), in arrival order, with the echo removed.
 
         Whole 10 ms frames are processed; a remainder waits for the next call, so the
-        output may be up to 10 ms shorter or longer than the input.
+        output may be up to 10 ms shorter or longer than the input. While a sentence's echo
+        is being found (:meth:`play`), frames wait and the output is empty; they come out
+        together once it is.
         """
-        if self._gaps and (gap := self._gaps.popleft()):
-            self._far(gap)  # what the robot played while the lost samples were heard
+        gap = self._gaps.popleft() if self._gaps else 0
+        if self._align is None:
+            return self._cancel(gap, frame)
+        self._held.append((gap, frame))
+        self._held_samples += gap + len(frame) // 2
+        if not self._aligned():
+            return b""
+        held, self._held, self._held_samples = self._held, [], 0
+        return b"".join(self._cancel(gap, frame) for gap, frame in held)
+
+    def _aligned(self) -> bool:
+        """Whether the held frames reach far enough to find the pending clip's echo (then
+        the clip is moved to where it was found)."""
+        import numpy as np
+
+        assert self._align is not None
+        start, free = self._align
+        window = ALIGN_WINDOW_MS * RATE // 1000
+        if self._lags:
+            usual = sorted(self._lags)[len(self._lags) // 2]
+            spread = ALIGN_SPREAD_MS * RATE // 1000
+            lo, hi = usual - spread, usual + spread
+        else:
+            usual = None
+            lo, hi = (ms * RATE // 1000 for ms in ALIGN_SEARCH_MS)
+        base = self._processed + len(self._rest) // 2
+        if base + self._held_samples < start + hi + window and self._held_samples < 2 * RATE:
+            return False
+        self._align = None
+        mic = np.zeros(self._held_samples)
+        at = 0
+        for gap, frame in self._held:
+            at += gap
+            pcm = np.frombuffer(frame[: len(frame) - len(frame) % 2], np.int16)
+            mic[at:at + len(pcm)] = pcm
+            at += len(pcm)
+        offset = start - self._ref_start
+        ref = np.frombuffer(bytes(self._reference[2 * offset:2 * (offset + window)]), np.int16)
+        if len(ref) < window // 2:  # stopped at once: too little of it to find
+            return True
+        found = _find_echo(mic, max(start - base, 0), ref.astype(np.float64), max(lo, 0), hi)
+        if found is None:
+            self._misses += 1
+            return True
+        lag, gain = found
+        self._misses = 0
+        self._lags.append(lag)
+        self._gains.append(gain)
+        if usual is not None:
+            self._move(start, free, lag - usual)
+        return True
+
+    def _move(self, start: int, free: int, shift: int) -> None:
+        """Move the clip laid at ``start`` (and all after it) by ``shift`` samples, into the
+        silence before it (from ``free``) at most."""
+        shift = max(shift, max(free, self._processed) - start)
+        if start == self._ref_start:
+            self._ref_start += shift
+        elif shift > 0:
+            i = 2 * (start - self._ref_start)
+            self._reference[i:i] = bytes(2 * shift)
+        elif shift < 0:
+            i = 2 * (start - self._ref_start)
+            del self._reference[i + 2 * shift:i]
+        self._onset += shift
+        self.shifts.append(shift)
+
+    def _cancel(self, gap: int, frame: bytes) -> bytes:
+        import numpy as np
+
+        if gap:  # what the robot played while the lost samples were heard
+            lost = np.frombuffer(self._far(gap), np.int16).astype(np.float64)
+            for i in range(0, len(lost) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+                block = lost[i:i + FRAME_SAMPLES]
+                self._far_rms.append(float(np.sqrt(np.mean(block * block))))
         data = self._rest + frame
         whole = len(data) - len(data) % FRAME_BYTES
         self._rest = data[whole:]
@@ -179,13 +334,35 @@ class EchoCanceller:
         rtc = self._rtc
         for i in range(0, whole, FRAME_BYTES):
             far = self._far(FRAME_SAMPLES)
+            samples = np.frombuffer(far, np.int16).astype(np.float64)
+            self._far_rms.append(float(np.sqrt(np.mean(samples * samples))))
             if self.playing:
                 self.reference_ms += 10
             self._apm.process_reverse_stream(rtc.AudioFrame(far, RATE, 1, FRAME_SAMPLES))
             near = rtc.AudioFrame(bytearray(data[i:i + FRAME_BYTES]), RATE, 1, FRAME_SAMPLES)
             self._apm.process_stream(near)
             out += memoryview(near.data).cast("B")
+        self._measure(bytes(out), whole // FRAME_BYTES)
         return bytes(out)
+
+    def _measure(self, out: bytes, frames: int) -> None:
+        """:attr:`loudness` of ``out`` (the last ``frames`` frames processed): its RMS over
+        the most the robot's echo could be in it: the echo's gain times the loudness of what
+        was played then (the room's lag earlier, and its reverb before that)."""
+        import numpy as np
+
+        if not frames or not self._gains or not self._lags:
+            self.loudness = 0.0
+            return
+        gain = sorted(self._gains)[len(self._gains) // 2]
+        lag = sorted(self._lags)[len(self._lags) // 2] // FRAME_SAMPLES
+        history = list(self._far_rms)
+        end = len(history) - lag + 1 + ECHO_EARLY_FRAMES
+        window = history[max(0, end - frames - ECHO_EARLY_FRAMES - ECHO_TAIL_FRAMES):max(0, end)]
+        played = max(window, default=0.0)
+        pcm = np.frombuffer(out, np.int16).astype(np.float64)
+        level = float(np.sqrt(np.mean(pcm * pcm))) if len(pcm) else 0.0
+        self.loudness = level / (gain * played) if played > 0 else math.inf if level else 0.0
 
     def _far(self, n: int) -> bytes:
         """The reference at the next ``n`` processed samples (silence where there is none)."""
@@ -200,6 +377,29 @@ class EchoCanceller:
         del self._reference[:2 * drop]
         self._ref_start += drop
         return bytes(out)
+
+
+def _find_echo(
+    mic: np.ndarray, start: int, ref: np.ndarray, lo: int, hi: int
+) -> tuple[int, float] | None:
+    """The lag in ``lo..hi`` at which ``ref`` (laid at ``mic[start]``) is heard best in
+    ``mic``, and how loud it is heard there (the echo's gain), or None when nothing there
+    resembles it (:data:`ALIGN_MIN_MATCH`). Both are
+    differenced first: a fan's rumble and the voice's low frequencies would blur the peak."""
+    import numpy as np
+
+    ref = np.diff(ref)
+    seg = np.diff(mic[start + lo:start + hi + len(ref) + 1])
+    if len(seg) < len(ref) or not ref.any():
+        return None
+    dots = np.correlate(seg, ref, mode="valid")
+    energy = np.cumsum(np.concatenate(([0.0], seg * seg)))
+    norms = np.sqrt(energy[len(ref):] - energy[:-len(ref)]) * np.sqrt(ref @ ref) + 1e-9
+    score = dots / norms[: len(dots)]
+    best = int(np.argmax(score))
+    if score[best] < ALIGN_MIN_MATCH:
+        return None
+    return lo + best, float(dots[best] / (ref @ ref))
 
 
 def make_echo_canceller() -> tuple[EchoCanceller | None, str | None]:

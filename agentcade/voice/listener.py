@@ -110,10 +110,13 @@ class Listener:
                 continue
             if echo is not None:
                 frame = echo.process(frame)
+                if not frame:  # it waits while the robot's sentence is placed
+                    continue
                 if isinstance(detector, SileroDetector):
                     detector.robot_speaking = echo.playing or self._speaking()
                     detector.echo_converged = echo.converged
                     detector.echo_onset = echo.onset
+                    detector.over_echo = echo.over_echo
             step = detector.feed(frame)
             if step.kind == "start":
                 break
@@ -148,6 +151,8 @@ class Listener:
                             # The robot began to speak (the reply to the line before) while
                             # the child was still talking: they talk over it, so it stops.
                             over_robot()
+                        if not frame:  # waiting while the robot's sentence is placed
+                            continue
                     elif self._deaf():  # the robot began to speak: half duplex, drop it
                         dropped = True
                         detector.reset()

@@ -69,6 +69,10 @@ class VadConfig:
     quiet child it already turns down (see :mod:`agentcade.voice.echo`)."""
     over_speech_ms: int = 96
     """Silero only: this much speech in a row starts an utterance while the robot speaks."""
+    over_echo_ms: int = 64
+    """Silero only: this much speech in a row starts an utterance while the robot speaks when
+    it is louder than the robot's echo could be (``EchoCanceller.over_echo``; also while
+    the canceller is still learning and just after the robot's voice began)."""
     warming_prob: float = 0.9
     """Silero only: ``over_speech_prob`` while the echo canceller has not yet converged (its
     first seconds of the robot's voice leave more of it), and just after the robot's voice
@@ -217,7 +221,7 @@ class SileroDetector:
         self._chunk_bytes = self.CHUNK_SAMPLES * 2
         self._rest = b""
         self._pre = _PreRoll(max(self.config.pre_roll_ms, self.config.over_speech_ms + 64,
-                                 self.config.warming_ms + 64))
+                                 self.config.over_echo_ms + 64, self.config.warming_ms + 64))
         self._speaking = False
         self._run_ms = 0.0
         """Speech in a row (before a start) or silence in a row (during an utterance)."""
@@ -230,6 +234,10 @@ class SileroDetector:
         self.echo_onset = False
         """Set by the listener: True just after the robot's voice began after a pause (a start
         over the robot then needs ``warming_prob`` for ``warming_ms``)."""
+        self.over_echo = False
+        """Set by the listener: True when the last frames were louder than the robot's echo
+        could be (``agentcade.voice.echo.EchoCanceller.loudness``): what AEC3 lets through
+        of the robot's voice never is, so the stricter start is not needed."""
         self.robot_speaking = False
         """Set by the listener while the robot's own voice is in the room (a start then
         needs ``over_speech_ms`` of speech)."""
@@ -265,7 +273,9 @@ class SileroDetector:
             self._pre.add(frame)
             threshold, needed = cfg.speech_prob, cfg.min_speech_ms
             if self.robot_speaking:
-                if not self.echo_converged or self.echo_onset:
+                if self.over_echo:
+                    threshold, needed = cfg.over_speech_prob, cfg.over_echo_ms
+                elif not self.echo_converged or self.echo_onset:
                     threshold, needed = cfg.warming_prob, cfg.warming_ms
                 else:
                     threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms

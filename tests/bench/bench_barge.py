@@ -33,6 +33,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import AsyncIterable
+from typing import Any
 
 import trio
 
@@ -91,8 +92,14 @@ async def bench(
         speak_scope: list[trio.CancelScope] = []
         cpu: list[float] = []
 
+        started: list[float] = []
+        detail: list[str] = []
+
         def barge_in() -> None:
             barged.append(trio.current_time())
+            into = (barged[-1] - started[-1]) * speed * 1000 if started else float("nan")
+            detail.append(f"{into:.0f} ms into sentence {len(started)}: {echo.loudness:.2f}x "
+                          f"the echo, converged {echo.converged}, onset {echo.onset}")
             if events is not None:  # capturing: the robot is never stopped
                 return
             echo.stop()
@@ -141,15 +148,18 @@ async def bench(
             false = 0
             for i in range(sentences):
                 before = len(barged)
+                started.append(trio.current_time())
                 await say(ROBOT[i % len(ROBOT)])
                 false += len(barged) > before
                 await trio.sleep(0.3 / speed)
             print(f"robot sentences with nobody talking: {sentences}; false barge-ins: {false} "
                   f"(fan noise RMS 700, echo 0.3, sim at {speed:g}x)")
+            for line in detail:
+                print(f"  false barge-in {line}")
             if events is not None:
                 events.append(("phase", "child"))
             # 2. A child talking over it.
-            for gain in (1.0, 0.25):
+            for gain in (1.0, 0.25) if overlaps else ():
                 stopped, latencies, whole = 0, [], 0
                 for i in range(overlaps):
                     line = CHILD[i % len(CHILD)]
@@ -199,17 +209,8 @@ class _Recorder:
         self._events = events
         self.process = echo.process
 
-    @property
-    def playing(self) -> bool:
-        return self._echo.playing
-
-    @property
-    def converged(self) -> bool:
-        return self._echo.converged
-
-    @property
-    def onset(self) -> bool:
-        return self._echo.onset
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._echo, name)  # what the listener reads of the canceller
 
     def arrived(self, frame: bytes, *, at: float | None = None, missing: int = 0) -> None:
         self._events.append(("mic", frame, at, missing))

@@ -6,7 +6,8 @@ sentence), then ``.venv/bin/python tests/bench/replay_barge.py run.pkl "dict()"
 "dict(ns=False, prob=0.7, ms=128)" ...`` — each argument one setting: ``ns`` (AEC3's noise
 suppression), ``agc`` (its gain control), ``prob``/``ms`` (what starts an utterance while
 the robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
-same while the canceller is still converging: ``warming_prob``/``warming_ms``).
+same while the canceller is still converging: ``warming_prob``/``warming_ms``; ``ems`` the
+same for a sound louder than the robot's echo could be: ``over_echo_ms``).
 
 The capture holds every microphone frame, clip and stop in the order the host saw them, so
 the reference meets the same frames as in the run: each setting is judged on the same
@@ -28,15 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.vad import SileroDetector, VadConfig
+from agentcade.voice.vad import SileroDetector, Step, VadConfig
 
 TOLERANCE = 1600
 """Samples before a line's first one where a start still counts as that line (100 ms)."""
 
 
-def replay(events: list[tuple[Any, ...]], *, ns: bool = False, agc: bool = False,
+def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
            prob: float = VadConfig.over_speech_prob, ms: int = VadConfig.over_speech_ms,
-           wprob: float = VadConfig.warming_prob, wms: int = VadConfig.warming_ms) -> str:
+           wprob: float = VadConfig.warming_prob, wms: int = VadConfig.warming_ms,
+           ems: int = VadConfig.over_echo_ms) -> str:
     echo = EchoCanceller()
     from livekit import rtc
 
@@ -44,7 +46,7 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = False, agc: bool = False
         echo_cancellation=True, noise_suppression=ns, high_pass_filter=True, auto_gain_control=agc
     )
     detector = SileroDetector(VadConfig(over_speech_prob=prob, over_speech_ms=ms,
-                                        warming_prob=wprob, warming_ms=wms))
+                                        warming_prob=wprob, warming_ms=wms, over_echo_ms=ems))
     phase, awaiting, pos = "", False, 0
     false_alone = sentences = false_before = 0
     lines: list[list[Any]] = []  # [first sample, loudness, samples, start or None]
@@ -69,11 +71,14 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = False, agc: bool = False
             else:
                 echo.arrived(frame)
             t0 = time.perf_counter()
-            out = echo.process(frame)
-            detector.robot_speaking = echo.playing
-            detector.echo_converged = echo.converged
-            detector.echo_onset = echo.onset
-            step = detector.feed(out)
+            out = echo.process(frame)  # empty while the robot's sentence is placed
+            step = Step("quiet")
+            if out:
+                detector.robot_speaking = echo.playing
+                detector.echo_converged = echo.converged
+                detector.echo_onset = echo.onset
+                detector.over_echo = echo.over_echo
+                step = detector.feed(out)
             cpu += time.perf_counter() - t0
             frames += len(frame) // 320
             if step.kind == "start":

@@ -340,8 +340,7 @@ async def test_a_barge_in_during_the_goodbye_stops_it_and_the_line_is_answered(
             await _over(stack, "结束游戏", "/over 300 玩猜谜语")
             _answered_after_barge_in(stack, "玩猜谜语")
             assert stack.records.of("game_cleared")
-            started = [r["game"] for r in stack.records.of("game_started")] if stack.records.of(
-                "game_started") else []
+            started = [r["game"] for r in stack.records.of("game_started")]
             assert [h.text for h in stack.loop.heard] == lines
             assert started == [] or started[-1] == "riddle"
 

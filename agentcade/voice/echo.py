@@ -75,7 +75,10 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from statistics import median_high
 from typing import TYPE_CHECKING, Any
+
+from agentcade.voice.pcm import rms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -271,7 +274,7 @@ class EchoCanceller:
         start, free = self._align
         window = ALIGN_WINDOW_MS * RATE // 1000
         if self._lags:
-            usual = sorted(self._lags)[len(self._lags) // 2]
+            usual = median_high(self._lags)
             spread = ALIGN_SPREAD_MS * RATE // 1000
             lo, hi = usual - spread, usual + spread
         else:
@@ -320,13 +323,10 @@ class EchoCanceller:
         self.shifts.append(shift)
 
     def _cancel(self, gap: int, frame: bytes) -> bytes:
-        import numpy as np
-
         if gap:  # what the robot played while the lost samples were heard
-            lost = np.frombuffer(self._far(gap), np.int16).astype(np.float64)
-            for i in range(0, len(lost) - FRAME_SAMPLES + 1, FRAME_SAMPLES):
-                block = lost[i:i + FRAME_SAMPLES]
-                self._far_rms.append(float(np.sqrt(np.mean(block * block))))
+            lost = self._far(gap)
+            for i in range(0, len(lost) - FRAME_BYTES + 1, FRAME_BYTES):
+                self._far_rms.append(rms(lost[i:i + FRAME_BYTES]))
         data = self._rest + frame
         whole = len(data) - len(data) % FRAME_BYTES
         self._rest = data[whole:]
@@ -334,8 +334,7 @@ class EchoCanceller:
         rtc = self._rtc
         for i in range(0, whole, FRAME_BYTES):
             far = self._far(FRAME_SAMPLES)
-            samples = np.frombuffer(far, np.int16).astype(np.float64)
-            self._far_rms.append(float(np.sqrt(np.mean(samples * samples))))
+            self._far_rms.append(rms(far))
             if self.playing:
                 self.reference_ms += 10
             self._apm.process_reverse_stream(rtc.AudioFrame(far, RATE, 1, FRAME_SAMPLES))
@@ -349,19 +348,16 @@ class EchoCanceller:
         """:attr:`loudness` of ``out`` (the last ``frames`` frames processed): its RMS over
         the most the robot's echo could be in it: the echo's gain times the loudness of what
         was played then (the room's lag earlier, and its reverb before that)."""
-        import numpy as np
-
         if not frames or not self._gains or not self._lags:
             self.loudness = 0.0
             return
-        gain = sorted(self._gains)[len(self._gains) // 2]
-        lag = sorted(self._lags)[len(self._lags) // 2] // FRAME_SAMPLES
+        gain = median_high(self._gains)
+        lag = median_high(self._lags) // FRAME_SAMPLES
         history = list(self._far_rms)
         end = len(history) - lag + 1 + ECHO_EARLY_FRAMES
         window = history[max(0, end - frames - ECHO_EARLY_FRAMES - ECHO_TAIL_FRAMES):max(0, end)]
         played = max(window, default=0.0)
-        pcm = np.frombuffer(out, np.int16).astype(np.float64)
-        level = float(np.sqrt(np.mean(pcm * pcm))) if len(pcm) else 0.0
+        level = rms(out)
         self.loudness = level / (gain * played) if played > 0 else math.inf if level else 0.0
 
     def _far(self, n: int) -> bytes:

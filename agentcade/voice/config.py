@@ -57,8 +57,9 @@ class ServiceSettings:
 BargeIn = Literal["voice", "touch", "off"]
 """How the family can talk over the robot: ``touch`` (the default: a touch on its back; half
 duplex), ``voice`` (speaking stops it: full duplex with echo cancellation, touch works too;
-not yet the default: on the simulated robot its own voice still set it off about once in ten
-sentences, tests/bench/bench_barge.py), ``off``."""
+not yet the default: a quiet child over the robot is found 37 times in 40, and at twice
+real time the robot's own voice still sets it off now and then: tests/bench/bench_barge.py,
+tests/bench/bench_barge_game.py), ``off``."""
 BARGE_INS: tuple[BargeIn, ...] = ("voice", "touch", "off")
 
 

@@ -25,14 +25,22 @@ when the sound is stopped. Measured under load (three busy processes on the two 
 with the position counted from the frames that had reached the listener, a child over the
 robot's first sentence was missed in 1–2 of 15 runs; with it carried forward, 0 of 15.
 
+A microphone is not always open: ``run`` used to greet before opening it, the desktop
+toggles it, a robot that went away is reopened. :meth:`opened` begins a new timeline with
+each stream, and what is left of a sentence laid while none was open (by the wall clock,
+:meth:`closed`) is moved onto it. Before this, the greeting's 30 s were laid on a
+microphone nobody read and then taken for the first 30 s it heard: the first line said
+after the greeting was not heard at all (at real time), or heard 2 s late (at twice).
+
 The clock still leaves each clip off by its own few milliseconds: on a recorded run
 (84 sentences) the echo came 81–108 ms after where its reference was laid, 16 ms between
 the 10th and 90th percentile. AEC3 follows a delay that stays put; one that moves at every
 sentence costs it each sentence's first moments, where the robot's own voice got through.
 So each clip is placed by its sound as well: the first ``ALIGN_WINDOW_MS`` of its echo is
 found in the microphone's frames (the correlation of their differences, within
-``ALIGN_SPREAD_MS`` of the room's usual lag) and the clip is moved there, into the silence
-before it. The frames wait meanwhile (a sentence's first 200–250 ms; they come out together
+``ALIGN_SPREAD_MS`` of the room's usual lag once ``ALIGN_LEARN`` sentences have taught it;
+from where its voice begins, a sentence's first breath or "s" is lost in the fan) and the
+clip is moved there, into the silence before it. The frames wait meanwhile (a sentence's first 200–250 ms; they come out together
 once it is placed): on a recorded run (36 sentences alone, 20 lines over the robot at each
 loudness), replayed, the robot no longer started itself (1 → 0) and a quiet child was
 found more often (16 → 17 of 20). A robot that does not hear itself is no longer waited for after ``ALIGN_GIVE_UP``
@@ -95,19 +103,34 @@ AEC3 lets the onset of the robot's voice through. Measured with a riddle game pl
 nobody interrupting (seven lines, about twenty sentences, echo 0.3): without this, 1-3 false
 barge-ins in every one of 4 runs, all 150-270 ms into a sentence; with it, none in 5 of 7
 runs. Placing each sentence by its echo (below) did not make it unneeded: on a recorded run
-of 100 sentences, replayed, without it (or with 300 ms) the robot started itself twice. Counting a pause after a comma as an onset too cost a quiet child over the robot more
-than it saved (tests/bench/bench_barge.py: found 15/40 instead of 30/40)."""
+of 100 sentences, replayed, without it (or with 300 ms) the robot started itself twice.
+Counted from when the sentence's echo begins (the room's usual lag after it was laid): from
+where it was laid, the greeting's sentences, said one after another, set the robot off in
+2 of 3 runs, 640-660 ms in; counted from its echo, in none of 4. Counting a pause after a
+comma as an onset too cost a quiet child over the robot more than it saved
+(tests/bench/bench_barge.py: found 15/40 instead of 30/40)."""
 MAX_LAG_S = 2.0
 """How far the present may be carried beyond the last frame read (a host that is further
 behind than this has lost frames, which the next frame reports)."""
 ALIGN_WINDOW_MS = 120
 """How much of a sentence's echo is matched against its reference to place it (see
 :meth:`EchoCanceller.play`)."""
+ALIGN_VOICE_MS = 600
+"""How far into a sentence its voice is looked for to place it by (see
+:meth:`EchoCanceller._voiced_from`)."""
 ALIGN_SEARCH_MS = (0, 250)
 """Where the echo of a sentence is looked for, after where its reference was laid, until
 the room's usual lag is known."""
 ALIGN_SPREAD_MS = 30
 """Once it is known, how far from the usual lag a sentence's echo is looked for."""
+ALIGN_LEARN = 3
+"""Sentences whose echo is looked for over all of ``ALIGN_SEARCH_MS`` before the room's
+usual lag (the median of theirs) narrows the search: one sentence alone may be far off (one
+begun before the microphone's first frame came was heard 136 ms after where it was laid,
+the rest 80 ms, and every sentence searched near it was misplaced). :attr:`EchoCanceller
+.loudness` is measured from the first: a lag 50 ms off matters little to it, and a child
+talking over the greeting's first sentences is found by it (without it, over a canceller
+still learning, not found at all in 2 runs of 8, and after 1.0-1.9 s in the rest)."""
 ALIGN_MIN_MATCH = 0.2
 """The least normalised correlation of reference and microphone that counts as the echo
 found (a room that returns none of the robot's voice, or a child over all of it, is left
@@ -155,6 +178,13 @@ class EchoCanceller:
         """Samples lost before each arrived frame not yet processed (in arrival order)."""
         self._clock: deque[tuple[int, float]] = deque(maxlen=256)
         """(timeline position after a frame, when the SDK received it), newest last."""
+        self._closed = True
+        """No microphone is open (:meth:`opened`, :meth:`closed`): the present is carried
+        forward by the wall clock alone, for as long as it stays closed."""
+        self._anchor = (0, time.time())
+        """(timeline position, when) the present is carried from while no frame has come."""
+        self._rate = float(RATE)
+        """Samples a second the microphone delivered (the simulated robot runs faster)."""
         self._onset = -(10**12)
         """Timeline position where the robot last began to speak after a pause."""
         self.reference_ms = 0
@@ -189,7 +219,8 @@ class EchoCanceller:
         """Whether the robot began a sentence after a pause less than ``ONSET_MS`` before the
         frames being processed (AEC3 lets such an onset through: a start over the robot
         then asks for more, ``VadConfig.warming_prob``)."""
-        return self._processed - self._onset < ONSET_MS * RATE // 1000
+        lag = median_high(self._lags) if self._lags else 0  # its echo comes that much later
+        return self._processed - self._onset - lag < ONSET_MS * RATE // 1000
 
     @property
     def over_echo(self) -> bool:
@@ -206,26 +237,60 @@ class EchoCanceller:
         """Whether the robot's voice is (still) in the frames being processed."""
         return self._ref_end > self._processed
 
+    def opened(self, *, now: float | None = None) -> None:
+        """The microphone was opened: its frames begin a new timeline, at the present.
+
+        The robot may be speaking already (the clip was laid while no microphone was open,
+        by the wall clock): what is left of it is moved onto the new timeline, so the
+        canceller hears its echo from the first frame.
+        """
+        now = time.time() if now is None else now
+        origin = self.present(now)
+        self._ref_start -= origin
+        self._onset -= origin
+        self._arrived = self._processed = 0
+        self._rest = b""
+        self._gaps.clear()
+        self._clock.clear()
+        self._held, self._held_samples, self._align = [], 0, None
+        self._far_rms.clear()
+        self.loudness = 0.0
+        self._anchor = (0, now)
+        self._closed = False
+        played = min(len(self._reference) // 2, max(0, -self._ref_start))
+        del self._reference[:2 * played]
+        self._ref_start += played
+
+    def closed(self, *, now: float | None = None) -> None:
+        """The microphone was closed: until it opens again, what the robot plays is laid by
+        the wall clock (see :meth:`opened`)."""
+        now = time.time() if now is None else now
+        self._anchor = (self.present(now), now)
+        self._closed = True
+
     def arrived(self, frame: bytes, *, at: float | None = None, missing: int = 0) -> None:
         """A microphone frame arrived from the robot (call before it waits in any queue):
         ``at`` is when the SDK received it (``time.time()``), ``missing`` the samples lost
         just before it."""
+        self._closed = False
         self._arrived += missing + len(frame) // 2
         self._gaps.append(missing)
         if at is not None:
             self._clock.append((self._arrived, at))
+            first, first_at = self._clock[0]
+            if at - first_at >= 1.0:
+                rate = (self._arrived - first) / (at - first_at)
+                self._rate = min(max(rate, RATE / 2), RATE * 16)
 
     def present(self, now: float | None = None) -> int:
         """The timeline position the robot's microphone is at ``now`` (``time.time()``)."""
+        now = time.time() if now is None else now
+        if self._closed:  # no frames to follow: the wall clock alone
+            return self._anchor[0] + round(max(now - self._anchor[1], 0.0) * self._rate)
         if not self._clock:
             return self._arrived
-        now = time.time() if now is None else now
         position, at = self._clock[-1]
-        first, first_at = self._clock[0]
-        span = at - first_at
-        rate = (position - first) / span if span >= 1.0 else RATE
-        rate = min(max(rate, RATE / 2), RATE * 16)  # the simulated robot runs faster
-        ahead = min(max(now - at, 0.0), MAX_LAG_S) * rate
+        ahead = min(max(now - at, 0.0), MAX_LAG_S) * self._rate
         return max(self._arrived, position + round(ahead))
 
     def play(self, pcm: bytes, *, now: float | None = None) -> None:
@@ -273,15 +338,15 @@ class EchoCanceller:
         assert self._align is not None
         start, free = self._align
         window = ALIGN_WINDOW_MS * RATE // 1000
-        if self._lags:
-            usual = median_high(self._lags)
+        usual = median_high(self._lags) if self._lags else None
+        if usual is not None and len(self._lags) >= ALIGN_LEARN:
             spread = ALIGN_SPREAD_MS * RATE // 1000
             lo, hi = usual - spread, usual + spread
         else:
-            usual = None
             lo, hi = (ms * RATE // 1000 for ms in ALIGN_SEARCH_MS)
+        voiced = start + self._voiced_from(start)
         base = self._processed + len(self._rest) // 2
-        if base + self._held_samples < start + hi + window and self._held_samples < 2 * RATE:
+        if base + self._held_samples < voiced + hi + window and self._held_samples < 2 * RATE:
             return False
         self._align = None
         mic = np.zeros(self._held_samples)
@@ -291,11 +356,11 @@ class EchoCanceller:
             pcm = np.frombuffer(frame[: len(frame) - len(frame) % 2], np.int16)
             mic[at:at + len(pcm)] = pcm
             at += len(pcm)
-        offset = start - self._ref_start
+        offset = voiced - self._ref_start
         ref = np.frombuffer(bytes(self._reference[2 * offset:2 * (offset + window)]), np.int16)
         if len(ref) < window // 2:  # stopped at once: too little of it to find
             return True
-        found = _find_echo(mic, max(start - base, 0), ref.astype(np.float64), max(lo, 0), hi)
+        found = _find_echo(mic, max(voiced - base, 0), ref.astype(np.float64), max(lo, 0), hi)
         if found is None:
             self._misses += 1
             return True
@@ -306,6 +371,23 @@ class EchoCanceller:
         if usual is not None:
             self._move(start, free, lag - usual)
         return True
+
+    def _voiced_from(self, start: int) -> int:
+        """Where the voice begins in the clip laid at ``start`` (samples into it): its first
+        10 ms frame at least half as loud as its loudest in ``ALIGN_VOICE_MS``. A clip that
+        begins quietly (a breath, an "s") is found by its voice: its first moments are lost
+        in the tail of the sentence before and the room's noise."""
+        import numpy as np
+
+        offset = 2 * (start - self._ref_start)
+        span = ALIGN_VOICE_MS * RATE // 1000
+        head = np.frombuffer(bytes(self._reference[offset:offset + 2 * span]), np.int16)
+        frames = len(head) // FRAME_SAMPLES
+        if not frames:
+            return 0
+        levels = np.sqrt(np.mean(
+            head[:frames * FRAME_SAMPLES].astype(np.float64).reshape(frames, -1) ** 2, axis=1))
+        return int(np.argmax(levels >= levels.max() / 2)) * FRAME_SAMPLES
 
     def _move(self, start: int, free: int, shift: int) -> None:
         """Move the clip laid at ``start`` (and all after it) by ``shift`` samples, into the
@@ -348,7 +430,7 @@ class EchoCanceller:
         """:attr:`loudness` of ``out`` (the last ``frames`` frames processed): its RMS over
         the most the robot's echo could be in it: the echo's gain times the loudness of what
         was played then (the room's lag earlier, and its reverb before that)."""
-        if not frames or not self._gains or not self._lags:
+        if not frames or not self._lags:
             self.loudness = 0.0
             return
         gain = median_high(self._gains)

@@ -3,8 +3,9 @@
 :class:`VoiceLoop` runs on a pipeline built over a :class:`~agentcade.voice.speaker.VoiceRobot`
 (so everything the main agent and the games say is spoken by TTS on the robot):
 
-* the boot greeting names each game with its ``summary`` (``router.greeting``);
-* then, while the microphone is open (:class:`MicGate`: the desktop's
+* the boot greeting names each game with its ``summary`` (``router.greeting``), said once
+  the microphone hears (full duplex: a child may say what to play over it);
+* while the microphone is open (:class:`MicGate`: the desktop's
   ``ctrl.microphone.open/close`` toggle it), it hears one utterance at a time
   (:class:`~agentcade.voice.listener.Listener`, deaf while the robot speaks: half duplex)
   and calls ``agent.on_user(text)``, which returns once the first reply was played;
@@ -62,6 +63,8 @@ __all__ = [
 NOT_HEARD = "我刚才没听清，能再说一遍吗？"
 """Said when the recogniser failed (the service is down or refused)."""
 REOPEN_DELAY = 1.0
+GREET_AFTER_MIC_S = 2.0
+"""How long the greeting waits for the microphone to open before it is said anyway."""
 
 
 class MicGate:
@@ -125,13 +128,18 @@ class VoiceLoop:
         self.heard: list[Heard] = []
         self.barge_ins = 0
         self._heard_changed = trio.Event()
-        self._listening = trio.Event()
+        self._mic_open = trio.Event()
+        """Set once the microphone's first frame came (the echo canceller then knows where
+        the robot's sound will be heard)."""
+        self._greeted = trio.Event()
+        """Set once the greeting was said (or at once, with no greeting)."""
 
     # -- for scenario feeders and tests ----------------------------------------------------
 
     async def wait_listening(self) -> None:
-        """Wait until the microphone is open and the greeting is over."""
-        await self._listening.wait()
+        """Wait until the microphone hears and the greeting is over."""
+        await self._mic_open.wait()
+        await self._greeted.wait()
 
     async def wait_heard(self, count: int) -> None:
         """Wait until ``count`` utterances have been recognised (wrap in ``fail_after``)."""
@@ -150,12 +158,14 @@ class VoiceLoop:
     # -- the loop --------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Greet, then listen and answer until cancelled."""
+        """Listen and answer until cancelled; greet once the microphone hears."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._watch_touch)
-            task_status.started()
             if self.greet:
-                await self.agent.say(greeting(self.agent.registry.games))
+                nursery.start_soon(self._greet)
+            else:
+                self._greeted.set()
+            task_status.started()
             while True:
                 await self.gate.wait(True)
                 with trio.CancelScope() as scope:
@@ -167,6 +177,17 @@ class VoiceLoop:
                         sys.stderr.write(f"agentcade: 麦克风断开了（{str(exc) or '没有声音'}），一秒后重新打开。\n")
                         await trio.sleep(REOPEN_DELAY)
                 scope.cancel()
+
+    async def _greet(self) -> None:
+        """The boot greeting, said once the microphone hears (unless the desktop keeps it
+        closed): a child may talk over it, and to tell the child from the robot's echo the
+        canceller must have the greeting on the microphone's timeline: a sentence begun
+        before its first frame came is heard where the canceller cannot tell."""
+        if self.gate.is_open:
+            with trio.move_on_after(GREET_AFTER_MIC_S):  # a microphone that fails to open
+                await self._mic_open.wait()
+        await self.agent.say(greeting(self.agent.registry.games))
+        self._greeted.set()
 
     async def _close_when_gated(self, scope: trio.CancelScope) -> None:
         await self.gate.wait(False)
@@ -183,35 +204,46 @@ class VoiceLoop:
     async def _listen_grouped(self) -> None:
         async with self.robot.audio.microphone() as mic, trio.open_nursery() as relay:
             echo = self.robot.echo if self.barge_in == "voice" else None
-            # The echo canceller counts frames as they arrive, before any queue.
-            send_frames, frames = trio.open_memory_channel[bytes](math.inf)
-            relay.start_soon(_relay, mic, send_frames, echo)
-            listener = Listener(
-                frames, self.recognizer, vad=self.vad,
-                deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
-                echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
-            )
-            self.trace.record("voice_listening", recognizer=self.recognizer.name,
-                              barge_in=self.barge_in)
-            self._listening.set()
-            # The microphone is read all the time (full duplex: a line said over the robot
-            # must be heard while an answer plays); lines are answered one after another.
-            send, receive = trio.open_memory_channel[Heard](math.inf)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._answer_all, receive)
-                while True:
-                    try:
-                        heard = await listener.hear()
-                    except VoiceError as exc:
-                        self.trace.record("asr_failed", error=str(exc))
-                        sys.stderr.write(f"agentcade: 语音识别失败：{exc}\n")
-                        await self.agent.say(NOT_HEARD)
-                        continue
-                    self.heard.append(heard)
-                    self._heard_changed.set()
-                    self._heard_changed = trio.Event()
-                    if heard.text.strip():
-                        send.send_nowait(heard)
+            if echo is not None:
+                echo.opened()  # a new stream: the canceller follows its timeline from here
+            try:
+                await self._hear_all(mic, relay, echo)
+            finally:
+                if echo is not None:
+                    echo.closed()
+
+    async def _hear_all(
+        self, mic: trio.MemoryReceiveChannel[MicFrame], relay: trio.Nursery,
+        echo: EchoCanceller | None,
+    ) -> None:
+        # The echo canceller counts frames as they arrive, before any queue.
+        send_frames, frames = trio.open_memory_channel[bytes](math.inf)
+        relay.start_soon(_relay, mic, send_frames, echo, self._mic_open)
+        listener = Listener(
+            frames, self.recognizer, vad=self.vad,
+            deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
+            echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
+        )
+        self.trace.record("voice_listening", recognizer=self.recognizer.name,
+                          barge_in=self.barge_in)
+        # The microphone is read all the time (full duplex: a line said over the robot
+        # must be heard while an answer plays); lines are answered one after another.
+        send, receive = trio.open_memory_channel[Heard](math.inf)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._answer_all, receive)
+            while True:
+                try:
+                    heard = await listener.hear()
+                except VoiceError as exc:
+                    self.trace.record("asr_failed", error=str(exc))
+                    sys.stderr.write(f"agentcade: 语音识别失败：{exc}\n")
+                    await self.agent.say(NOT_HEARD)
+                    continue
+                self.heard.append(heard)
+                self._heard_changed.set()
+                self._heard_changed = trio.Event()
+                if heard.text.strip():
+                    send.send_nowait(heard)
 
     async def _answer_all(self, receive: trio.MemoryReceiveChannel[Heard]) -> None:
         async with receive:
@@ -260,13 +292,16 @@ class VoiceLoop:
 
 async def _relay(
     mic: trio.MemoryReceiveChannel[MicFrame], out: trio.MemorySendChannel[bytes],
-    echo: EchoCanceller | None,
+    echo: EchoCanceller | None, heard: trio.Event,
 ) -> None:
+    """Every frame of ``mic`` to ``out`` (counted by ``echo`` as it arrives); ``heard`` is set
+    at the first."""
     async with out:
         async for frame in mic:
             if echo is not None:
                 echo.arrived(frame.data, at=frame.at, missing=frame.missing)
             out.send_nowait(frame.data)
+            heard.set()
 
 
 @asynccontextmanager

@@ -117,7 +117,7 @@ ALIGN_WINDOW_MS = 120
 :meth:`EchoCanceller.play`)."""
 ALIGN_VOICE_MS = 600
 """How far into a sentence its voice is looked for to place it by (see
-:meth:`EchoCanceller._voiced_from`)."""
+:func:`_voice_begins`)."""
 ALIGN_SEARCH_MS = (0, 250)
 """Where the echo of a sentence is looked for, after where its reference was laid, until
 the room's usual lag is known."""
@@ -189,9 +189,9 @@ class EchoCanceller:
         """Timeline position where the robot last began to speak after a pause."""
         self.reference_ms = 0
         """How much of the robot's voice the canceller has been given so far."""
-        self._align: tuple[int, int] | None = None
-        """(where the clip was laid, where the zeros before it begin) of a clip after a
-        pause whose echo has not yet been found: frames wait in ``_held`` till it is."""
+        self._align: tuple[int, int, int] | None = None
+        """(where the clip was laid, where the zeros before it begin, where its voice begins)
+        of a clip whose echo has not yet been found: frames wait in ``_held`` till it is."""
         self._held: list[tuple[int, bytes]] = []
         """(samples lost before it, frame) waiting for the alignment, in arrival order."""
         self._held_samples = 0
@@ -255,7 +255,6 @@ class EchoCanceller:
         self._held, self._held_samples, self._align = [], 0, None
         self._far_rms.clear()
         self.loudness = 0.0
-        self._anchor = (0, now)
         self._closed = False
         played = min(len(self._reference) // 2, max(0, -self._ref_start))
         del self._reference[:2 * played]
@@ -300,7 +299,8 @@ class EchoCanceller:
         if start > self._ref_end or not self._reference:
             self._onset = start  # a sentence after a pause, not one that follows on
         if self._misses < ALIGN_GIVE_UP and self._align is None:
-            self._align = (start, self._ref_end if self._reference else self._processed)
+            free = self._ref_end if self._reference else self._processed
+            self._align = (start, free, start + _voice_begins(pcm))
         if not self._reference:
             self._ref_start = start
         else:
@@ -336,7 +336,7 @@ class EchoCanceller:
         import numpy as np
 
         assert self._align is not None
-        start, free = self._align
+        start, free, voiced = self._align
         window = ALIGN_WINDOW_MS * RATE // 1000
         usual = median_high(self._lags) if self._lags else None
         if usual is not None and len(self._lags) >= ALIGN_LEARN:
@@ -344,7 +344,6 @@ class EchoCanceller:
             lo, hi = usual - spread, usual + spread
         else:
             lo, hi = (ms * RATE // 1000 for ms in ALIGN_SEARCH_MS)
-        voiced = start + self._voiced_from(start)
         base = self._processed + len(self._rest) // 2
         if base + self._held_samples < voiced + hi + window and self._held_samples < 2 * RATE:
             return False
@@ -371,23 +370,6 @@ class EchoCanceller:
         if usual is not None:
             self._move(start, free, lag - usual)
         return True
-
-    def _voiced_from(self, start: int) -> int:
-        """Where the voice begins in the clip laid at ``start`` (samples into it): its first
-        10 ms frame at least half as loud as its loudest in ``ALIGN_VOICE_MS``. A clip that
-        begins quietly (a breath, an "s") is found by its voice: its first moments are lost
-        in the tail of the sentence before and the room's noise."""
-        import numpy as np
-
-        offset = 2 * (start - self._ref_start)
-        span = ALIGN_VOICE_MS * RATE // 1000
-        head = np.frombuffer(bytes(self._reference[offset:offset + 2 * span]), np.int16)
-        frames = len(head) // FRAME_SAMPLES
-        if not frames:
-            return 0
-        levels = np.sqrt(np.mean(
-            head[:frames * FRAME_SAMPLES].astype(np.float64).reshape(frames, -1) ** 2, axis=1))
-        return int(np.argmax(levels >= levels.max() / 2)) * FRAME_SAMPLES
 
     def _move(self, start: int, free: int, shift: int) -> None:
         """Move the clip laid at ``start`` (and all after it) by ``shift`` samples, into the
@@ -455,6 +437,22 @@ class EchoCanceller:
         del self._reference[:2 * drop]
         self._ref_start += drop
         return bytes(out)
+
+
+def _voice_begins(pcm: bytes) -> int:
+    """Where the voice begins in a clip (samples into it): its first 10 ms frame at least
+    half as loud as its loudest in ``ALIGN_VOICE_MS``. A clip that begins quietly (a breath,
+    an "s") is found by its voice: its first moments are lost in the tail of the sentence
+    before and the room's noise."""
+    import numpy as np
+
+    head = np.frombuffer(pcm[:2 * min(len(pcm) // 2, ALIGN_VOICE_MS * RATE // 1000)], np.int16)
+    frames = len(head) // FRAME_SAMPLES
+    if not frames:
+        return 0
+    levels = np.sqrt(np.mean(
+        head[:frames * FRAME_SAMPLES].astype(np.float64).reshape(frames, -1) ** 2, axis=1))
+    return int(np.argmax(levels >= levels.max() / 2)) * FRAME_SAMPLES
 
 
 def _find_echo(

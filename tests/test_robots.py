@@ -640,3 +640,27 @@ async def test_a_flapping_device_ends_up_online_and_used(traced) -> None:
     kinds = [r["type"] for r in records if r["type"].startswith("robot_")]
     assert kinds[-2:] == ["robot_lost", "robot_back"]
     assert kinds.count("robot_lost") == kinds.count("robot_back")
+
+
+def test_the_sdk_task_of_a_stopped_sound_logs_nothing_but_other_lost_errors_do(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import asyncio
+    import gc
+
+    from watcherobot.errors import WatcheRobotError
+
+    async def send(why: str) -> None:
+        raise WatcheRobotError(why)
+
+    async def orphans() -> None:
+        tasks = [asyncio.ensure_future(send(why))
+                 for why in ("audio stream was replaced", "the socket broke")]
+        await asyncio.sleep(0.01)
+        del tasks  # nobody read their errors: asyncio logs them as they are collected
+
+    with caplog.at_level("ERROR"):
+        asyncio.run(orphans())
+        gc.collect()
+    lost = [str(r.exc_info[1]) for r in caplog.records if r.exc_info]
+    assert lost == ["the socket broke"]

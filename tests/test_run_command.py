@@ -112,3 +112,51 @@ def test_a_recorded_session_has_what_was_said_and_heard_in_one_sequence(tmp_path
         with wave.open(str(folder / name), "rb") as wav:
             assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (rate, 1, 2)
             assert wav.getnframes() / rate > 0.3
+
+
+def _records(path: Path, kind: str) -> list[dict[str, object]]:
+    import json
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if r.get("type") == kind]
+
+
+def _problems(stderr: str) -> list[str]:
+    """What ``run`` said on stderr besides the notice that it uses the offline model."""
+    return [line for line in stderr.splitlines() if "离线模型" not in line]
+
+
+def test_by_default_a_child_talking_over_the_robot_stops_it(tmp_path: Path) -> None:
+    """The family's default (``BARGE_IN`` unset) at real time: a line over the greeting
+    starts the game, a line over the riddle ends it; both stop the robot by voice."""
+    need_program("espeak-ng", package="espeak-ng")
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("/over 3000 玩猜谜语\n/over 900 结束游戏\n", encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
+         "--no-pages", "--room", "noise=300", "--trace-file", str(trace)],
+        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=240, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r["by"] for r in _records(trace, "barge_in")] == ["voice", "voice"]
+    assert [r["text"] for r in _records(trace, "utterance")] == ["玩猜谜语", "结束游戏"]
+    assert [r["game"] for r in _records(trace, "game_cleared")] == ["riddle"]
+    assert _problems(done.stderr) == []
+
+
+def test_a_simulated_robot_faster_than_twice_real_time_is_stopped_by_touch_and_says_so(
+    tmp_path: Path,
+) -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    scenario = tmp_path / "s.txt"
+    scenario.write_text("有什么游戏\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
+         "--no-pages", "--sim-speed", "8"],
+        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=180, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = _problems(done.stderr)
+    assert "8 倍" in line
+    assert "摸后背" in line
+    assert "--sim-speed 2" in line
+    assert "它说话时摸一下后背可以打断它" in done.stdout

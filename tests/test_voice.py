@@ -540,10 +540,10 @@ async def test_the_language_switch_check_catches_the_cmn_voice() -> None:
     assert "(en)" in phonemes
 
 
-def test_barge_in_is_a_setting_touch_by_default(tmp_path: Path) -> None:
+def test_barge_in_is_a_setting_voice_by_default(tmp_path: Path) -> None:
     env = {"AGENTCADE_HOME": str(tmp_path)}
-    assert load_voice_settings(env).barge_in == "touch"
-    assert load_voice_settings({**env, "BARGE_IN": "voice"}).barge_in == "voice"
+    assert load_voice_settings(env).barge_in == "voice"
+    assert load_voice_settings({**env, "BARGE_IN": "touch"}).barge_in == "touch"
     assert load_voice_settings({**env, "BARGE_IN": "OFF"}).barge_in == "off"
     with pytest.raises(SettingsError, match="BARGE_IN"):
         load_voice_settings({**env, "BARGE_IN": "shout"})

@@ -266,7 +266,7 @@ async def _run_all(
             voice = VoiceRobot(robot, synthesizer, trace=trace, print_speech=False)
             async with open_pipeline(voice, remote=[], trace=trace) as (agent, _registry):
                 loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, greet=False,
-                                 barge_in=settings.barge_in)
+                                 barge_in=settings.barge_in, speed=args.sim_speed if sim else 1.0)
                 async with running(loop):
                     for plan in plans:
                         for i, step in enumerate(plan.steps):

@@ -317,14 +317,16 @@ async def _run(
                     else:
                         loop = VoiceLoop(
                             agent, voice, recognizer, vad=settings.vad, trace=trace, gate=gate,
-                            greet=greet, barge_in=settings.barge_in,
+                            greet=greet, barge_in=settings.barge_in, speed=args.sim_speed,
                             on_utterance=recorder.heard if recorder is not None else None,
                         )
                         greet = False
                         names = "、".join(g.name for g in registry.games) or "（没有）"
                         assert services.synthesizer is not None
+                        stop = {"voice": "它说话时直接说话，或者摸一下后背，都能打断它。",
+                                "touch": "它说话时摸一下后背可以打断它。", "off": ""}[loop.barge_in]
                         print(f"—— 小懒在听（{recognizer.name} 识别，{services.synthesizer.name} "
-                              f"说话）。可以玩：{names}。摸一下后背可以打断它。Ctrl-C 退出。", flush=True)
+                              f"说话）。可以玩：{names}。{stop}Ctrl-C 退出。", flush=True)
                         if await _listen(loop, changes, seen, lines, robot, trace, args.sim_speed):
                             nursery.cancel_scope.cancel()
                             return

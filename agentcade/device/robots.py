@@ -212,9 +212,27 @@ class _CloseCleanupFilter(logging.Filter):
         return not str(record.msg).endswith("while closing robot")
 
 
+class _ReplacedStreamFilter(logging.Filter):
+    """Drops asyncio's "Task exception was never retrieved" for an audio stream that was
+    replaced.
+
+    Stopping the sound (a barge-in) cancels the future of the SDK's sending task; when that
+    task then ends with ``WatcheRobotError('audio stream was replaced')`` nobody is left to
+    read it, and asyncio logs it from the SDK's loop thread. The stop is ours and meant.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (str(record.msg).startswith("Task exception was never retrieved")
+                    and "audio stream was replaced" in str(error))
+
+
 _SDK_LOG = logging.getLogger("watcherobot.robot")
 if not any(isinstance(f, _CloseCleanupFilter) for f in _SDK_LOG.filters):
     _SDK_LOG.addFilter(_CloseCleanupFilter())
+_ASYNCIO_LOG = logging.getLogger("asyncio")
+if not any(isinstance(f, _ReplacedStreamFilter) for f in _ASYNCIO_LOG.filters):
+    _ASYNCIO_LOG.addFilter(_ReplacedStreamFilter())
 
 
 def _transport_of(robot: WatcheRobot) -> Any:

@@ -55,17 +55,16 @@ class ServiceSettings:
 
 
 BargeIn = Literal["voice", "touch", "off"]
-"""How the family can talk over the robot: ``touch`` (the default: a touch on its back; half
-duplex), ``voice`` (speaking stops it: full duplex with echo cancellation, touch works too;
-not yet the default: a quiet child over the robot is found 37 times in 40, and at twice
-real time the robot's own voice still sets it off now and then: tests/bench/bench_barge.py,
-tests/bench/bench_barge_game.py), ``off``."""
+"""How the family can talk over the robot: ``voice`` (the default: speaking stops it; full
+duplex with echo cancellation, and a touch on its back works too; figures in
+tests/bench/bench_barge.py and tests/bench/bench_barge_game.py), ``touch`` (only a touch on
+its back; half duplex: it does not listen while it speaks), ``off``."""
 BARGE_INS: tuple[BargeIn, ...] = ("voice", "touch", "off")
 
 
 @dataclass(frozen=True)
 class VoiceSettings:
-    barge_in: BargeIn = "touch"
+    barge_in: BargeIn = "voice"
     asr: ServiceSettings = field(default_factory=ServiceSettings)
     tts: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="espeak"))
     vad: VadConfig = field(default_factory=VadConfig)
@@ -134,7 +133,7 @@ def load_voice_settings(
         pre_roll_ms=int(_number(values, "VAD_PRE_ROLL_MS", 300, low=0)),
         max_ms=int(_number(values, "VAD_MAX_MS", 30_000, low=500)),
     )
-    barge = values.get("BARGE_IN", "").strip().lower() or "touch"
+    barge = values.get("BARGE_IN", "").strip().lower() or "voice"
     if barge not in BARGE_INS:
         raise SettingsError(f"BARGE_IN 不认识 {barge!r}，可以用：{'、'.join(BARGE_INS)}")
     asr = _service(values, "ASR", ASR_PROVIDERS)

@@ -20,6 +20,19 @@ def _voice_env(home: Path) -> dict[str, str]:
     return offline_env(home, "ASR_", "TTS_", "VAD_")
 
 
+def _run(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``agentcade run ARGS`` with the offline model and no speech settings in ``home``."""
+    return subprocess.run([sys.executable, "-m", "agentcade", "run", *args], capture_output=True,
+                          text=True, env=_voice_env(home), timeout=timeout, check=False)
+
+
+def _scenario(folder: Path, text: str) -> str:
+    """A ``--say-file`` with ``text`` in ``folder``; its path."""
+    path = folder / "s.txt"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
 def _token(html: str) -> str:
     return html.split('name="agentcade-token" content="', 1)[1].split('"', 1)[0]
 
@@ -58,9 +71,7 @@ async def test_run_without_asr_keeps_running_and_listens_once_the_page_saves_it(
     ("bursts=maybe", "bursts is on or off"),
 ])
 def test_a_bad_room_is_one_line_and_exit_2(tmp_path: Path, room: str, says: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--room", room, "--no-pages"],
-        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=60, check=False)
+    done = _run(tmp_path, "--robot", "sim", "--room", room, "--no-pages")
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
@@ -68,9 +79,7 @@ def test_a_bad_room_is_one_line_and_exit_2(tmp_path: Path, room: str, says: str)
 
 
 def test_a_room_needs_the_simulated_robot(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcade", "run", "--robot", "ws://127.0.0.1:9", "--room", "noise=700"],
-        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=60, check=False)
+    done = _run(tmp_path, "--robot", "ws://127.0.0.1:9", "--room", "noise=700")
     assert done.returncode == 2
     assert "--robot sim" in done.stderr
 
@@ -78,12 +87,8 @@ def test_a_room_needs_the_simulated_robot(tmp_path: Path) -> None:
 def test_an_unwritable_record_folder_is_one_line_and_exit_1(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder", encoding="utf-8")
-    scenario = tmp_path / "s.txt"
-    scenario.write_text("有什么游戏\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
-         "--record", str(blocker / "rec"), "--no-pages"],
-        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=60, check=False)
+    done = _run(tmp_path, "--robot", "sim", "--say-file", _scenario(tmp_path, "有什么游戏\n"),
+                "--record", str(blocker / "rec"), "--no-pages")
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
@@ -92,13 +97,10 @@ def test_an_unwritable_record_folder_is_one_line_and_exit_1(tmp_path: Path) -> N
 
 def test_a_recorded_session_has_what_was_said_and_heard_in_one_sequence(tmp_path: Path) -> None:
     need_program("espeak-ng", package="espeak-ng")
-    scenario = tmp_path / "s.txt"
-    scenario.write_text("有什么游戏\n", encoding="utf-8")
     folder = tmp_path / "rec"
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
-         "--record", str(folder), "--no-pages", "--room", "noise=300", "--sim-speed", "4"],
-        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=180, check=False)
+    done = _run(tmp_path, "--robot", "sim", "--say-file", _scenario(tmp_path, "有什么游戏\n"),
+                "--record", str(folder), "--no-pages", "--room", "noise=300", "--sim-speed", "4",
+                timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     names = sorted(p.name for p in folder.iterdir())
     assert names == [f"{i:03d}-{kind}.wav" for i, kind in enumerate(
@@ -130,13 +132,10 @@ def test_by_default_a_child_talking_over_the_robot_stops_it(tmp_path: Path) -> N
     """The family's default (``BARGE_IN`` unset) at real time: a line over the greeting
     starts the game, a line over the riddle ends it; both stop the robot by voice."""
     need_program("espeak-ng", package="espeak-ng")
-    scenario = tmp_path / "s.txt"
-    scenario.write_text("/over 3000 玩猜谜语\n/over 900 结束游戏\n", encoding="utf-8")
+    scenario = _scenario(tmp_path, "/over 3000 玩猜谜语\n/over 900 结束游戏\n")
     trace = tmp_path / "trace.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
-         "--no-pages", "--room", "noise=300", "--trace-file", str(trace)],
-        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=240, check=False)
+    done = _run(tmp_path, "--robot", "sim", "--say-file", scenario, "--no-pages",
+                "--room", "noise=300", "--trace-file", str(trace), timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [r["by"] for r in _records(trace, "barge_in")] == ["voice", "voice"]
     assert [r["text"] for r in _records(trace, "utterance")] == ["玩猜谜语", "结束游戏"]
@@ -148,12 +147,8 @@ def test_a_simulated_robot_faster_than_twice_real_time_is_stopped_by_touch_and_s
     tmp_path: Path,
 ) -> None:
     need_program("espeak-ng", package="espeak-ng")
-    scenario = tmp_path / "s.txt"
-    scenario.write_text("有什么游戏\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file", str(scenario),
-         "--no-pages", "--sim-speed", "8"],
-        capture_output=True, text=True, env=_voice_env(tmp_path), timeout=180, check=False)
+    done = _run(tmp_path, "--robot", "sim", "--say-file", _scenario(tmp_path, "有什么游戏\n"),
+                "--no-pages", "--sim-speed", "8", timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     [line] = _problems(done.stderr)
     assert "8 倍" in line

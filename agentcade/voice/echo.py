@@ -205,6 +205,10 @@ class EchoCanceller:
         """How much louder the last output was than the robot's echo could be (>= 1: a voice
         that is not the robot's; 0 when unknown)."""
         self._misses = 0 if align else ALIGN_GIVE_UP
+        self.last_input = b""
+        """The microphone's own samples behind the last output of :meth:`process` (as
+        long as it): what the recogniser is given of a line said while the robot is
+        silent (see :class:`~agentcade.voice.listener.Listener`)."""
         self.shifts: list[int] = []
         """Every alignment's correction (samples; for benchmarks and tests)."""
 
@@ -322,13 +326,17 @@ class EchoCanceller:
         """
         gap = self._gaps.popleft() if self._gaps else 0
         if self._align is None:
-            return self._cancel(gap, frame)
+            out, self.last_input = self._cancel(gap, frame)
+            return out
         self._held.append((gap, frame))
         self._held_samples += gap + len(frame) // 2
         if not self._aligned():
+            self.last_input = b""
             return b""
         held, self._held, self._held_samples = self._held, [], 0
-        return b"".join(self._cancel(gap, frame) for gap, frame in held)
+        done = [self._cancel(gap, frame) for gap, frame in held]
+        self.last_input = b"".join(heard for _, heard in done)
+        return b"".join(out for out, _ in done)
 
     def _aligned(self) -> bool:
         """Whether the held frames reach far enough to find the pending clip's echo (then
@@ -386,7 +394,8 @@ class EchoCanceller:
         self._onset += shift
         self.shifts.append(shift)
 
-    def _cancel(self, gap: int, frame: bytes) -> bytes:
+    def _cancel(self, gap: int, frame: bytes) -> tuple[bytes, bytes]:
+        """(the whole frames ready with the echo removed, the same frames as heard)."""
         if gap:  # what the robot played while the lost samples were heard
             lost = self._far(gap)
             for i in range(0, len(lost) - FRAME_BYTES + 1, FRAME_BYTES):
@@ -406,7 +415,7 @@ class EchoCanceller:
             self._apm.process_stream(near)
             out += memoryview(near.data).cast("B")
         self._measure(bytes(out), whole // FRAME_BYTES)
-        return bytes(out)
+        return bytes(out), data[:whole]
 
     def _measure(self, out: bytes, frames: int) -> None:
         """:attr:`loudness` of ``out`` (the last ``frames`` frames processed): its RMS over

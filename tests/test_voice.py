@@ -830,7 +830,7 @@ def test_a_line_said_while_the_robot_is_silent_reaches_the_recogniser_as_the_mic
     """Full duplex gives the recogniser the canceller's output only while the robot's voice
     is in the room: its noise suppression takes part of a quiet child's voice away."""
     mixer = RoomMixer(parse_room("noise=700,voice=0.25"))
-    said = bytes(FRAME * 5) + _espeak_line("结束游戏") + bytes(32000)
+    said = bytes(FRAME * 10) + _espeak_line("结束游戏") + bytes(48000)
     mic = b"".join(mixer.frame(said[i:i + FRAME], FRAME // 2) for i in range(0, len(said), FRAME))
     given: list[bytes] = []
 

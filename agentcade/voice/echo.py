@@ -145,6 +145,9 @@ ECHO_TAIL_FRAMES = 12
 ECHO_EARLY_FRAMES = 6
 """10 ms frames of the robot's voice after the room's lag that may already be heard (a
 sentence placed a little late: its echo comes sooner than the usual lag says)."""
+ECHO_AFTER_MS = 150
+"""How long after the room's lag the robot's voice may still be heard once its reference ended
+(the reverb: the simulated room's reflections come 23 and 51 ms after the direct path)."""
 CONVERGED_MS = 10_000
 """How much of the robot's voice AEC3 hears before it is trusted (see :attr:`EchoCanceller
 .converged`): in the simulated room its first two or three sentences still leave enough
@@ -231,6 +234,14 @@ class EchoCanceller:
         """Whether the last frames processed were louder than the robot's echo could be
         (:attr:`loudness` at least ``OVER_ECHO``): somebody else is talking."""
         return self.loudness >= OVER_ECHO
+
+    @property
+    def audible(self) -> bool:
+        """Whether the robot's voice may still be heard in the frames being processed: while
+        it plays, and for the room's lag and reverb after (:data:`ECHO_AFTER_MS`); 250 ms
+        when the lag is not known yet."""
+        lag = median_high(self._lags) if self._lags else ALIGN_SEARCH_MS[1] * RATE // 1000
+        return self._ref_end + lag + ECHO_AFTER_MS * RATE // 1000 > self._processed
 
     @property
     def _ref_end(self) -> int:

@@ -9,10 +9,10 @@ the robot's own voice removed and is heard; speech that starts while the robot s
 goes on when the robot begins to speak, calls ``on_barge_in`` at once (the sound stops)
 and is recognised like any other line.
 
-Full duplex hears the canceller's output only while the robot's voice is in the frames
-(``EchoCanceller.playing``, or the robot speaking); while it is silent, voice detection and
-the recogniser are given the microphone's own samples (``EchoCanceller.last_input``), as
-half duplex is. The canceller's suppression outlasts the robot's voice: a quiet child (×0.25,
+Full duplex hears the canceller's output only while the robot's voice may be in the frames
+(``EchoCanceller.audible``: its echo and reverb, or the robot speaking); while it is
+silent, voice detection and the recogniser are given the microphone's own samples
+(``EchoCanceller.last_input``), as half duplex is. The canceller's suppression outlasts the robot's voice: a quiet child (×0.25,
 fan RMS 700) saying 五十 half a second after the robot's echo ended scored at most 0.38 in
 Silero on its output and was not heard in 4 runs of 5, where the microphone's own samples
 score 0.5–0.97 (tests/test_voice_e2e.py's family room). It also takes away part of that
@@ -123,7 +123,7 @@ class Listener:
                 frame = echo.process(frame)
                 if not frame:  # it waits while the robot's sentence is placed
                     continue
-                if not echo.playing and not self._speaking():
+                if not echo.audible and not self._speaking():
                     frame = echo.last_input  # the robot is silent: the microphone as it is
                 if isinstance(detector, SileroDetector):
                     detector.robot_speaking = echo.playing or self._speaking()
@@ -143,7 +143,7 @@ class Listener:
             if self._on_barge_in is not None:
                 self._on_barge_in()
 
-        as_heard = echo is not None and not echo.playing and not self._speaking()
+        as_heard = echo is not None and not echo.audible and not self._speaking()
         """Said while the robot is silent: heard from the microphone's own samples until
         the robot speaks over it."""
         if echo is not None and self._speaking():

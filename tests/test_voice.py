@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from array import array
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -837,7 +837,7 @@ def test_a_line_said_while_the_robot_is_silent_reaches_the_recogniser_as_the_mic
     class Keeper:
         name = "keeper"
 
-        async def transcribe(self, audio: AsyncIterator[bytes]) -> str:
+        async def transcribe(self, audio: AsyncIterable[bytes]) -> str:
             given.append(b"".join([chunk async for chunk in audio]))
             return "结束游戏"
 

@@ -9,17 +9,6 @@ the robot's own voice removed and is heard; speech that starts while the robot s
 goes on when the robot begins to speak, calls ``on_barge_in`` at once (the sound stops)
 and is recognised like any other line.
 
-Full duplex hears the canceller's output only while the robot's voice may be in the frames
-(``EchoCanceller.audible``: its echo and reverb, or the robot speaking); while it is
-silent, voice detection and the recogniser are given the microphone's own samples
-(``EchoCanceller.last_input``), as half duplex is. The canceller's suppression outlasts the robot's voice: a quiet child (×0.25,
-fan RMS 700) saying 五十 half a second after the robot's echo ended scored at most 0.38 in
-Silero on its output and was not heard in 4 runs of 5, where the microphone's own samples
-score 0.5–0.97 (tests/test_voice_e2e.py's family room). It also takes away part of that
-child's voice: the offline Whisper ear heard 37% of the syllables of eight lines spoken at
-×0.25 or in a fan from the microphone, 26% from the canceller's output (24 utterances).
-Once the robot begins to speak over a line, the rest of it is the canceller's output.
-
 Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
 (half duplex: the robot began to speak before the utterance ended: it is not recognised),
@@ -123,8 +112,6 @@ class Listener:
                 frame = echo.process(frame)
                 if not frame:  # it waits while the robot's sentence is placed
                     continue
-                if not echo.audible and not self._speaking():
-                    frame = echo.last_input  # the robot is silent: the microphone as it is
                 if isinstance(detector, SileroDetector):
                     detector.robot_speaking = echo.playing or self._speaking()
                     detector.echo_converged = echo.converged
@@ -143,9 +130,6 @@ class Listener:
             if self._on_barge_in is not None:
                 self._on_barge_in()
 
-        as_heard = echo is not None and not echo.audible and not self._speaking()
-        """Said while the robot is silent: heard from the microphone's own samples until
-        the robot speaks over it."""
         if echo is not None and self._speaking():
             over_robot()
         send, receive = trio.open_memory_channel[bytes](math.inf)
@@ -157,7 +141,7 @@ class Listener:
         dropped = False
 
         async def follow() -> None:
-            nonlocal total, speech_end, dropped, as_heard
+            nonlocal total, speech_end, dropped
             async with send:
                 while True:
                     frame = await self._frame()
@@ -167,11 +151,8 @@ class Listener:
                             # The robot began to speak (the reply to the line before) while
                             # the child was still talking: they talk over it, so it stops.
                             over_robot()
-                            as_heard = False
                         if not frame:  # waiting while the robot's sentence is placed
                             continue
-                        if as_heard:
-                            frame = echo.last_input
                     elif self._deaf():  # the robot began to speak: half duplex, drop it
                         dropped = True
                         detector.reset()

@@ -26,6 +26,17 @@ def offline_env(home: Path, *drop: str) -> dict[str, str]:
     return env
 
 
+def run_voice_command(
+    home: Path, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python -m agentcade ARGS`` (``run``, ``e2e``) in ``home`` with no model and no speech
+    settings (the offline model, espeak-ng and the scripted recogniser); text captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "agentcade", *args], capture_output=True, text=True,
+        env=offline_env(home, "ASR_", "TTS_", "VAD_"), timeout=timeout, check=False,
+    )
+
+
 async def run_agentcade(
     env: dict[str, str], *args: str, lines: str, limit: float = 60
 ) -> subprocess.CompletedProcess[bytes]:

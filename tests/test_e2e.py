@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from agentcade.commands.e2e import PLANS, Step, _gesture, _judge
 from tests.needs import need_program
-from tests.processes import offline_env
+from tests.processes import run_voice_command
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agentcade", "e2e", *args], capture_output=True,
-                          text=True, env=offline_env(tmp_path, "ASR_", "TTS_", "VAD_"),
-                          timeout=300, check=False)
+    return run_voice_command(tmp_path, "e2e", *args, timeout=300)
 
 
 def test_every_builtin_game_has_a_script_from_the_guides_table() -> None:

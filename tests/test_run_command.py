@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import wave
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import trio
 
 from agentcade.testing.fake_openai import FakeOpenAI
 from tests.needs import need_program
-from tests.processes import AgentcadeProcess, offline_env
+from tests.processes import AgentcadeProcess, offline_env, run_voice_command
 
 
 def _voice_env(home: Path) -> dict[str, str]:
@@ -22,8 +21,7 @@ def _voice_env(home: Path) -> dict[str, str]:
 
 def _run(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """``agentcade run ARGS`` with the offline model and no speech settings in ``home``."""
-    return subprocess.run([sys.executable, "-m", "agentcade", "run", *args], capture_output=True,
-                          text=True, env=_voice_env(home), timeout=timeout, check=False)
+    return run_voice_command(home, "run", *args, timeout=timeout)
 
 
 def _scenario(folder: Path, text: str) -> str:

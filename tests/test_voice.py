@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from array import array
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -824,3 +824,73 @@ def test_a_child_still_talking_when_the_robot_begins_to_speak_stops_it() -> None
 
     trio.run(main)
     assert len(barge_ins) == 1  # once, when the robot began: the sound stopped
+
+
+def test_the_robots_echo_may_be_heard_for_the_rooms_lag_and_reverb_after_its_last_sample() -> None:
+    echo = EchoCanceller(align=False)  # no lag learnt: the most it is looked for (250 ms)
+    echo.opened()
+    echo.play(tone(0.1, rate=16000))
+    frame = bytes(320)  # 10 ms
+    audible = []
+    for _ in range(60):
+        echo.arrived(frame)
+        echo.process(frame)
+        audible.append(echo.audible)
+    assert not echo.playing
+    assert audible.index(False) == 10 + 25 + 15 - 1  # the clip, the lag, the reverb
+
+
+def test_detection_judges_the_microphone_while_the_robot_is_silent_and_the_output_over_it() -> None:
+    """With an echo canceller, ``feed`` is given its output and the microphone behind it:
+    the microphone counts (and is kept) unless the robot's voice may be in the frames."""
+    line = frames(bytes(FRAME * 5) + _espeak_line("结束游戏") + bytes(FRAME * 20))
+
+    def heard(*, robot_speaking: bool, in_output: bool) -> bytes:
+        detector = SileroDetector()
+        detector.robot_speaking = robot_speaking
+        kept = b""
+        for f in line:
+            output, mic = (f, bytes(len(f))) if in_output else (bytes(len(f)), f)
+            step = detector.feed(output, mic)
+            if step.kind == "start" or kept:
+                kept += step.audio
+        return kept
+
+    assert heard(robot_speaking=False, in_output=True) == b""
+    assert heard(robot_speaking=True, in_output=False) == b""
+    for robot_speaking in (False, True):
+        kept = heard(robot_speaking=robot_speaking, in_output=robot_speaking)
+        assert kept
+        assert kept in b"".join(line)
+
+
+def test_a_line_said_while_the_robot_is_silent_reaches_the_recogniser_as_the_microphone_heard_it() -> None:
+    """Full duplex gives the recogniser the canceller's output only while the robot's voice
+    may be in the room: its noise suppression takes part of a quiet child's voice away."""
+    mixer = RoomMixer(parse_room("noise=700,voice=0.25"))
+    said = bytes(FRAME * 10) + _espeak_line("结束游戏") + bytes(48000)
+    mic = b"".join(mixer.frame(said[i:i + FRAME], FRAME // 2) for i in range(0, len(said), FRAME))
+    given: list[bytes] = []
+
+    class Keeper:
+        name = "keeper"
+
+        async def transcribe(self, audio: AsyncIterable[bytes]) -> str:
+            given.append(b"".join([chunk async for chunk in audio]))
+            return "结束游戏"
+
+        async def aclose(self) -> None:
+            await trio.lowlevel.checkpoint()
+
+    async def main() -> None:
+        send, receive = trio.open_memory_channel[bytes](math.inf)
+        echo = EchoCanceller()
+        listener = Listener(receive, Keeper(), echo=echo)
+        for frame in frames(mic):
+            echo.arrived(frame)
+            send.send_nowait(frame)
+        assert (await listener.hear()).text == "结束游戏"
+
+    trio.run(main)
+    assert len(given[0]) > 32000  # the line, its pre-roll and the silence that ended it
+    assert given[0] in mic

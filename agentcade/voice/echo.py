@@ -145,6 +145,9 @@ ECHO_TAIL_FRAMES = 12
 ECHO_EARLY_FRAMES = 6
 """10 ms frames of the robot's voice after the room's lag that may already be heard (a
 sentence placed a little late: its echo comes sooner than the usual lag says)."""
+ECHO_AFTER_MS = 150
+"""How long after the room's lag the robot's voice may still be heard once its reference ended
+(the reverb: the simulated room's reflections come 23 and 51 ms after the direct path)."""
 CONVERGED_MS = 10_000
 """How much of the robot's voice AEC3 hears before it is trusted (see :attr:`EchoCanceller
 .converged`): in the simulated room its first two or three sentences still leave enough
@@ -205,6 +208,10 @@ class EchoCanceller:
         """How much louder the last output was than the robot's echo could be (>= 1: a voice
         that is not the robot's; 0 when unknown)."""
         self._misses = 0 if align else ALIGN_GIVE_UP
+        self.last_input = b""
+        """The microphone's own samples behind the last output of :meth:`process` (exactly as
+        long as it): what voice detection and the recogniser hear while the robot is silent
+        (see :class:`~agentcade.voice.vad.SileroDetector`)."""
         self.shifts: list[int] = []
         """Every alignment's correction (samples; for benchmarks and tests)."""
 
@@ -227,6 +234,14 @@ class EchoCanceller:
         """Whether the last frames processed were louder than the robot's echo could be
         (:attr:`loudness` at least ``OVER_ECHO``): somebody else is talking."""
         return self.loudness >= OVER_ECHO
+
+    @property
+    def audible(self) -> bool:
+        """Whether the robot's voice may still be heard in the frames being processed: while
+        it plays, and for the room's lag and reverb after (:data:`ECHO_AFTER_MS`); 250 ms
+        when the lag is not known yet."""
+        lag = median_high(self._lags) if self._lags else ALIGN_SEARCH_MS[1] * RATE // 1000
+        return self._ref_end + lag + ECHO_AFTER_MS * RATE // 1000 > self._processed
 
     @property
     def _ref_end(self) -> int:
@@ -322,13 +337,17 @@ class EchoCanceller:
         """
         gap = self._gaps.popleft() if self._gaps else 0
         if self._align is None:
-            return self._cancel(gap, frame)
+            out, self.last_input = self._cancel(gap, frame)
+            return out
         self._held.append((gap, frame))
         self._held_samples += gap + len(frame) // 2
         if not self._aligned():
+            self.last_input = b""
             return b""
         held, self._held, self._held_samples = self._held, [], 0
-        return b"".join(self._cancel(gap, frame) for gap, frame in held)
+        done = [self._cancel(gap, frame) for gap, frame in held]
+        self.last_input = b"".join(heard for _, heard in done)
+        return b"".join(out for out, _ in done)
 
     def _aligned(self) -> bool:
         """Whether the held frames reach far enough to find the pending clip's echo (then
@@ -386,7 +405,8 @@ class EchoCanceller:
         self._onset += shift
         self.shifts.append(shift)
 
-    def _cancel(self, gap: int, frame: bytes) -> bytes:
+    def _cancel(self, gap: int, frame: bytes) -> tuple[bytes, bytes]:
+        """(the whole frames ready with the echo removed, the same frames as heard)."""
         if gap:  # what the robot played while the lost samples were heard
             lost = self._far(gap)
             for i in range(0, len(lost) - FRAME_BYTES + 1, FRAME_BYTES):
@@ -406,7 +426,7 @@ class EchoCanceller:
             self._apm.process_stream(near)
             out += memoryview(near.data).cast("B")
         self._measure(bytes(out), whole // FRAME_BYTES)
-        return bytes(out)
+        return bytes(out), data[:whole]
 
     def _measure(self, out: bytes, frames: int) -> None:
         """:attr:`loudness` of ``out`` (the last ``frames`` frames processed): its RMS over

@@ -7,7 +7,10 @@ Half duplex (no echo canceller): everything heard while ``deaf()`` (the robot sp
 dropped. Full duplex (an :class:`~agentcade.voice.echo.EchoCanceller`): every frame has
 the robot's own voice removed and is heard; speech that starts while the robot speaks, or
 goes on when the robot begins to speak, calls ``on_barge_in`` at once (the sound stops)
-and is recognised like any other line.
+and is recognised like any other line. While the robot's voice may be in the frames
+(``EchoCanceller.audible``: it plays, and its echo's lag and reverb after) voice detection
+and the recogniser are given the canceller's output; while it is silent, the microphone's
+own samples, as half duplex is (see :meth:`~agentcade.voice.vad.SileroDetector.feed`).
 
 Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
@@ -28,7 +31,7 @@ from agentcade.core.errors import DeviceError, lone_exception
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.vad import SileroDetector, VadConfig, make_detector
+from agentcade.voice.vad import Detector, SileroDetector, VadConfig, make_detector
 
 __all__ = ["Heard", "Listener", "MicrophoneClosed"]
 
@@ -93,6 +96,14 @@ class Listener:
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise MicrophoneClosed from None
 
+    def _tell(self, detector: Detector, echo: EchoCanceller) -> None:
+        """What voice detection must know of the robot's voice in the frames just processed."""
+        detector.robot_speaking = echo.audible or self._speaking()
+        if isinstance(detector, SileroDetector):
+            detector.echo_converged = echo.converged
+            detector.echo_onset = echo.onset
+            detector.over_echo = echo.over_echo
+
     async def hear(self) -> Heard:
         """The next utterance, recognised (its text may be "": nothing understood).
 
@@ -108,16 +119,14 @@ class Listener:
             if echo is None and self._deaf():
                 detector.reset()
                 continue
+            mic = None
             if echo is not None:
                 frame = echo.process(frame)
                 if not frame:  # it waits while the robot's sentence is placed
                     continue
-                if isinstance(detector, SileroDetector):
-                    detector.robot_speaking = echo.playing or self._speaking()
-                    detector.echo_converged = echo.converged
-                    detector.echo_onset = echo.onset
-                    detector.over_echo = echo.over_echo
-            step = detector.feed(frame)
+                mic = echo.last_input
+                self._tell(detector, echo)
+            step = detector.feed(frame, mic)
             if step.kind == "start":
                 break
         barged = False
@@ -145,6 +154,7 @@ class Listener:
             async with send:
                 while True:
                     frame = await self._frame()
+                    mic = None
                     if echo is not None:
                         frame = echo.process(frame)
                         if not barged and self._speaking():
@@ -153,12 +163,14 @@ class Listener:
                             over_robot()
                         if not frame:  # waiting while the robot's sentence is placed
                             continue
+                        mic = echo.last_input
+                        self._tell(detector, echo)
                     elif self._deaf():  # the robot began to speak: half duplex, drop it
                         dropped = True
                         detector.reset()
                         nursery.cancel_scope.cancel()
                         return
-                    step = detector.feed(frame)
+                    step = detector.feed(frame, mic)
                     send.send_nowait(step.audio)
                     if kept is not None:
                         kept.append(step.audio)

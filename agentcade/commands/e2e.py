@@ -127,11 +127,11 @@ def _soup_answer(agent: Any) -> str | None:
 PLANS: dict[str, GamePlan] = {
     "guess_number": GamePlan("guess_number", (
         Step("玩猜数字", "start by name", route="start", game="guess_number", spoken="一到二十"),
-        Step("{wrong}", "wrong answer", route="forward", judged=True, gesture="shake",
+        Step("我猜{wrong}", "wrong answer", route="forward", judged=True, gesture="shake",
              spoken="大|小"),
         Step("给我一点提示", "hint", route="forward", judged=False, gesture="none"),
         Step("你今天开心吗", "chat mid-game", route="forward", judged=False),
-        Step("{answer}", "right answer", route="forward", judged=True, gesture="nod",
+        Step("我猜{answer}", "right answer", route="forward", judged=True, gesture="nod",
              spoken="对|中"),
         Step("再来一局", "play again", route="forward", spoken="一到二十"),
         Step("结束游戏", "结束游戏 reveals", route="end", reveal=True, standby=True),
@@ -185,6 +185,8 @@ class Outcome:
     step: Step
     said: str
     problems: list[str] = field(default_factory=list)
+    heard: str = ""
+    """What the recogniser made of the line (the real recogniser may hear it otherwise)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -410,7 +412,8 @@ def _judge(
     ``shown``: the game ran something on the robot, so the screen must be put back.
     """
     said = "".join(str(r["text"]) for r in records if r["type"] == "speech_text")
-    out = Outcome(game, step, said)
+    recognised = [str(r["text"]) for r in records if r["type"] == "asr_final"]
+    out = Outcome(game, step, said, heard=" / ".join(recognised))
     problem = out.problems.append
     if not heard:
         problem("not heard")
@@ -454,14 +457,15 @@ def _judge(
 
 
 def _table(outcomes: Sequence[Outcome]) -> str:
-    rows = [("game", "step", "line", "result")]
+    rows = [("game", "step", "line", "heard", "result")]
     for o in outcomes:
-        rows.append((o.game, o.step.what, o.step.line, "ok" if not o.problems else "FAILED: " + "; ".join(o.problems)))
-    widths = [max(_width(r[i]) for r in rows) for i in range(3)]
+        rows.append((o.game, o.step.what, o.step.line, o.heard,
+                     "ok" if not o.problems else "FAILED: " + "; ".join(o.problems)))
+    widths = [max(_width(r[i]) for r in rows) for i in range(4)]
     lines = []
     for r in rows:
-        cells = [r[i] + " " * (widths[i] - _width(r[i])) for i in range(3)]
-        lines.append("| " + " | ".join([*cells, r[3]]) + " |")
+        cells = [r[i] + " " * (widths[i] - _width(r[i])) for i in range(4)]
+        lines.append("| " + " | ".join([*cells, r[4]]) + " |")
     lines.insert(1, "| " + " | ".join("-" * w for w in [*widths, 6]) + " |")
     return "\n".join(lines)
 

@@ -51,11 +51,14 @@ RATE = 16000
 MIN_FRAMES = 800
 """The encoder's context in 10 ms frames at least (Whisper's own is 3000)."""
 _PAD_SECONDS = 0.3
-_SYLLABLE_MS = 110
+_SYLLABLE_MS = 150
 """A child says a syllable in no less than this (a transcript needing more voice than was
 heard was not heard)."""
 _PUNCT = re.compile(r"[\s，。！？、；：,.!?;:…“”\"'（）()\-—~～·]+")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+_NEAR = 1.2
+"""How far below the best hypothesis (mean log-probability per token) an expected short
+answer may score and still be taken (一 as 嗯 -0.33 and 一 -1.50)."""
 _ASR_INSTALL = "pip install 'agentcade[voice]'"
 
 _opencc: Any = None
@@ -104,7 +107,7 @@ def prompt_echo(text: str, prompt: str, voiced_ms: float) -> bool:
     if not _made_of(bare, phrases):
         return False
     syllables = len(_HAN.findall(bare)) or len(bare)
-    return syllables * _SYLLABLE_MS > voiced_ms + 150
+    return syllables * _SYLLABLE_MS > voiced_ms + 100
 
 
 def _made_of(text: str, phrases: list[str]) -> bool:
@@ -117,6 +120,12 @@ def _made_of(text: str, phrases: list[str]) -> bool:
             if text.startswith(phrase, i):
                 ends.add(i + len(phrase))
     return len(text) in ends
+
+
+def _expected(bare: str, expected: frozenset[str]) -> bool:
+    """Whether a transcript is, or holds, a phrase that may be said now (one character
+    alone only when it is all that was heard: 七, 猫)."""
+    return bare in expected or any(len(p) >= 2 and p in bare for p in expected)
 
 
 def _first_sentence(text: str) -> str:
@@ -170,8 +179,14 @@ class WhisperEngine:
         to_simplified("")  # its table loads now, not on the first line
         self.recognize(bytes(RATE), "")  # the first run sets up the kernels
 
-    def recognize(self, pcm: bytes, prompt: str) -> Recognition:
-        """16 kHz mono s16le ``pcm`` as text, with ``prompt`` as Whisper's initial prompt."""
+    def recognize(self, pcm: bytes, prompt: str, expected: frozenset[str] = frozenset()) -> Recognition:
+        """16 kHz mono s16le ``pcm`` as text, with ``prompt`` as Whisper's initial prompt.
+
+        A short line heard as nothing the game expects (一 as 贫, 是月亮吗 as 是约料吗) is
+        decoded again for five hypotheses, and the best one that is or holds an ``expected``
+        phrase is taken when it scores close to the best: a short answer has too little sound
+        for the prompt alone to steer it.
+        """
         np = self._np
         audio = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], dtype="<i2").astype(np.float32) / 32768
         pad = np.zeros(int(_PAD_SECONDS * RATE), np.float32)
@@ -183,14 +198,25 @@ class WhisperEngine:
         encoded = self._model.model.encode(self._storage(np.ascontiguousarray(padded[None])))
         tokens = self._tokenizer.encode(" " + prompt) if prompt else []
         start = self._model.get_prompt(self._tokenizer, tokens, without_timestamps=True)
-        result = self._model.model.generate(
-            encoded, [start], beam_size=5, max_length=len(start) + 64, return_no_speech_prob=True,
-            suppress_blank=True, suppress_tokens=[-1], repetition_penalty=1.1,
-        )[0]
-        ids = result.sequences_ids[0] if result.sequences_ids else []
+        options = {"beam_size": 5, "max_length": len(start) + 64, "suppress_blank": True,
+                   "suppress_tokens": [-1]}
+        result = self._model.model.generate(encoded, [start], return_no_speech_prob=True,
+                                            repetition_penalty=1.1, **options)[0]
+        text = self._text(result.sequences_ids[0] if result.sequences_ids else [])
+        if expected and not _expected(_bare(text), expected) and len(_HAN.findall(text)) <= 4:
+            alternatives = self._model.model.generate(encoded, [start], num_hypotheses=5,
+                                                      return_scores=True, **options)[0]
+            best = max(alternatives.scores, default=0.0)
+            for ids, score in zip(alternatives.sequences_ids, alternatives.scores, strict=True):
+                candidate = self._text(ids)
+                if _expected(_bare(candidate), expected) and score >= best - _NEAR:
+                    text = candidate
+                    break
+        return Recognition(text, bool(prompt), float(result.no_speech_prob))
+
+    def _text(self, ids: Sequence[int]) -> str:
         text = self._tokenizer.decode([t for t in ids if t < self._tokenizer.eot]).strip()
-        return Recognition(_first_sentence(to_simplified(text)), bool(prompt),
-                           float(result.no_speech_prob))
+        return _first_sentence(to_simplified(text))
 
 
 class LocalRecognizer:
@@ -219,9 +245,11 @@ class LocalRecognizer:
         """The line said in ``pcm`` ("" when nothing usable was heard)."""
         if len(pcm) < RATE // 5:  # under 0.1 s
             return ""
-        prompt = build_prompt(list(self.bias()))
+        phrases = list(self.bias())
+        prompt = build_prompt(phrases)
+        expected = frozenset(_bare(to_simplified(p)) for p in phrases) - {""}
         async with self._lock:
-            first = await trio.to_thread.run_sync(self._engine.recognize, pcm, prompt,
+            first = await trio.to_thread.run_sync(self._engine.recognize, pcm, prompt, expected,
                                                   abandon_on_cancel=True)
             if not prompt_echo(first.text, prompt, voiced_ms):
                 return _bare_if_filler(first.text)

@@ -35,6 +35,8 @@ RATE = 24000
 RANDOM_UNIFORM = 148
 """LiteRT's builtin operator code (schema ``BuiltinOperator.RANDOM_UNIFORM``)."""
 _PLACEHOLDER_FOR_GREATER_OP_CODES = 127
+_RANDOM_OPTIONS = 114
+"""``BuiltinOptions.RandomOptions`` in the schema (``seed``, ``seed2``: int64)."""
 LITERT_INSTALL = "pip install ai-edge-litert"
 
 
@@ -87,16 +89,27 @@ def operator_codes(data: bytes | bytearray) -> list[tuple[int, str]]:
     return found
 
 
-def builtin_random_uniform(model: bytes) -> bytes:
+def _align(data: bytearray, to: int) -> None:
+    while len(data) % to:
+        data.append(0)
+
+
+def builtin_random_uniform(model: bytes, *, seed: int = 20) -> bytes:
     """``model`` with every ``FlexRandomUniform`` custom op turned into the builtin
-    ``RANDOM_UNIFORM`` (the same inputs, output and meaning)."""
+    ``RANDOM_UNIFORM`` (the same inputs, output and meaning), seeded.
+
+    The seed makes the voice deterministic: the dropout left on in the model otherwise
+    draws new noise for every sentence from the system's entropy, and the same sentence
+    never sounds the same twice (nor does a test's child say the same line twice). With a
+    seed the noise is a fixed sequence from the voice's start.
+    """
     data = bytearray(model)
-    for slot, table in _opcode_entries(model):
+    rewritten: set[int] = set()
+    for index, (slot, table) in enumerate(_opcode_entries(model)):
         custom = _field(data, table, 1)
         if custom is None or _string(data, custom) != "FlexRandomUniform":
             continue
-        while len(data) % 4:
-            data.append(0)
+        _align(data, 4)
         vtable = len(data)
         # vtable: its size, the table's size, then each field's offset in the table:
         # deprecated_builtin_code (int8) at 12, custom_code absent, version at 8,
@@ -106,7 +119,71 @@ def builtin_random_uniform(model: bytes) -> bytes:
         data += struct.pack("<iiib", new_table - vtable, RANDOM_UNIFORM, 1,
                             _PLACEHOLDER_FOR_GREATER_OP_CODES) + b"\0\0\0"
         struct.pack_into("<I", data, slot, new_table - slot)
+        rewritten.add(index)
+    seeded = 0
+    for slot, operator in _operators(model):
+        index_at = _field(model, operator, 0)  # absent: opcode 0
+        if (_u32(model, index_at) if index_at is not None else 0) in rewritten:
+            _seeded_operator(data, model, slot, operator, seed + 2 * seeded)
+            seeded += 1
     return bytes(data)
+
+
+def _operators(data: bytes) -> list[tuple[int, int]]:
+    """(vector slot, table) of every ``Operator`` of every subgraph."""
+    model = _u32(data, 0)
+    subgraphs = _field(data, model, 2)
+    found: list[tuple[int, int]] = []
+    if subgraphs is None:
+        return found
+    vector = subgraphs + _u32(data, subgraphs)
+    for i in range(_u32(data, vector)):
+        slot = vector + 4 + 4 * i
+        graph = slot + _u32(data, slot)
+        operators = _field(data, graph, 3)  # SubGraph.operators
+        if operators is None:
+            continue
+        ops = operators + _u32(data, operators)
+        for j in range(_u32(data, ops)):
+            op_slot = ops + 4 + 4 * j
+            found.append((op_slot, op_slot + _u32(data, op_slot)))
+    return found
+
+
+def _int_vector(data: bytes, at: int | None) -> list[int]:
+    if at is None:
+        return []
+    start = at + _u32(data, at)
+    return list(struct.unpack_from(f"<{_u32(data, start)}i", data, start + 4))
+
+
+def _seeded_operator(data: bytearray, model: bytes, slot: int, operator: int, seed: int) -> None:
+    """A copy of ``operator`` at the end of ``data`` with ``RandomOptions(seed, seed + 1)``,
+    aimed at from its slot (its inputs and outputs copied after it: offsets point forward)."""
+    index_at = _field(model, operator, 0)
+    opcode = _u32(model, index_at) if index_at is not None else 0
+    inputs = _int_vector(model, _field(model, operator, 1))
+    outputs = _int_vector(model, _field(model, operator, 2))
+    _align(data, 8)
+    vtable = len(data)
+    # Operator fields: opcode_index at 4, inputs at 8, outputs at 12, builtin_options_type
+    # at 20, builtin_options at 16; the table is 24 bytes.
+    data += struct.pack("<HHHHHHHH", 14, 24, 4, 8, 12, 20, 16, 0)
+    table = len(data)
+    data += bytes(24)
+    inputs_at = len(data)
+    data += struct.pack(f"<I{len(inputs)}i", len(inputs), *inputs)
+    outputs_at = len(data)
+    data += struct.pack(f"<I{len(outputs)}i", len(outputs), *outputs)
+    _align(data, 4)
+    options_vtable = len(data)
+    data += struct.pack("<HHHH", 8, 24, 8, 16)
+    _align(data, 8)
+    options = len(data)
+    data += struct.pack("<iiqq", options - options_vtable, 0, seed, seed + 1)
+    struct.pack_into("<iIIIIB", data, table, table - vtable, opcode, inputs_at - (table + 8),
+                     outputs_at - (table + 12), options - (table + 16), _RANDOM_OPTIONS)
+    struct.pack_into("<I", data, slot, table - slot)
 
 
 def _interpreter_class() -> Any:

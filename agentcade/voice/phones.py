@@ -41,7 +41,7 @@ _ZERO = {
     "yi": "i", "ya": "ia", "yo": "iou", "ye": "ie", "yao": "iao", "you": "iou", "yan": "ian",
     "yin": "in", "yang": "iang", "ying": "ing", "yong": "iong", "yu": "v", "yue": "ve",
     "yuan": "van", "yun": "vn", "wu": "u", "wa": "ua", "wo": "uo", "wai": "uai", "wei": "uei",
-    "wan": "uan", "wen": "uen", "wang": "uang", "weng": "ueng", "n": "en", "ng": "en",
+    "wan": "uan", "wen": "uen", "wang": "uang", "weng": "ueng", "wong": "ueng", "n": "en", "ng": "en",
     "m": "en", "hm": "en",
 }
 

@@ -1,7 +1,7 @@
 """What the robot may hear now, and when a line can be answered before the silence window ends.
 
 The embedded recogniser (:mod:`agentcade.voice.local_asr`) is biased with :func:`phrases`:
-outside a game, the games' names (as 玩… and their first aliases) and the round words;
+outside a game, the games' names (as 玩…) and aliases and the round words;
 inside one, that game's declared ``vocabulary`` (SKILL.md; every answer of its deck, never
 the current answer alone, so the bias reveals nothing and favours no answer), its name and
 the round words. The listener ends an utterance early (:mod:`agentcade.voice.listener`) when
@@ -21,8 +21,10 @@ from agentcade.main.router import route
 
 __all__ = ["ROUND_WORDS", "actionable", "phrases"]
 
-ROUND_WORDS = ("结束游戏", "再来一局", "给我一点提示", "我不知道", "不玩了", "有什么游戏")
-"""What a family says in any game, or to pick one."""
+ROUND_WORDS = ("给我一点提示", "我不知道", "猜不出来", "我不猜了", "下一个", "下一题", "再说一遍",
+               "再来一局", "不玩了", "有什么游戏", "结束游戏")
+"""What a family says in any game, or to pick one (what they mean is the judge's and the
+router's to decide: ``help_request``, ``round_request``, ``is_end_request``)."""
 
 
 def _playing(agent: MainAgent) -> str | None:
@@ -37,9 +39,9 @@ def phrases(agent: MainAgent) -> list[str]:
     current = agent.current
     if _playing(agent) is not None and current is not None:
         info = current.info
-        return [*info.vocabulary, *ROUND_WORDS, info.name]
+        return [info.name, *info.vocabulary, *ROUND_WORDS]
     games = agent.registry.games
-    return [*(f"玩{g.name}" for g in games), *(a for g in games for a in g.aliases[:1]),
+    return [*(f"玩{g.name}" for g in games), *(a for g in games for a in g.aliases),
             *ROUND_WORDS]
 
 

@@ -1,0 +1,153 @@
+"""The embedded recogniser: Whisper base hearing the simulated child (the neural voice at a
+child's pitch), biased with what may be said, and the listener answering the moment the child
+stops."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import trio
+
+from agentcade.core.judge import parse_number
+from agentcade.core.skill import Skill
+from agentcade.testing.child import child_voice
+from agentcade.voice.listener import Listener
+from agentcade.voice.local_asr import LocalRecognizer, build_prompt, prompt_echo
+from agentcade.voice.tts import Synthesizer
+from agentcade.voice.vad import VadConfig
+from agentcade.wiring.hearing import ROUND_WORDS
+from tests.needs import need_module
+
+FRAME = 1920  # 60 ms at 16 kHz
+GAMES = Path(__file__).resolve().parent.parent / "games"
+
+
+def game_phrases(game: str) -> list[str]:
+    skill = Skill.load(GAMES / game / "SKILL.md")
+    return [skill.name, *skill.vocabulary, *ROUND_WORDS]
+
+
+# --- pure parts ----------------------------------------------------------------------------
+
+
+def test_the_prompt_is_simplified_short_sentences_ending_in_a_filler() -> None:
+    assert build_prompt(["結束遊戲", "结束游戏", "再来一局！", ""]) == "结束游戏。再来一局。嗯。"
+    assert build_prompt([]) == ""
+
+
+@pytest.mark.parametrize(("text", "voiced_ms", "echo"), [
+    ("再来一局。", 400, True),       # 三 (0.4 s of voice) heard as the prompt's last phrase
+    ("我们来玩猜数字吧。", 350, True),
+    ("一。二。三。", 0, True),        # silence, heard as the prompt
+    ("嗯。", 900, True),              # only the filler the prompt ends with
+    ("结束游戏。", 1000, False),      # a prompt phrase really said
+    ("再来一局。", 1100, False),
+    ("三。", 400, False),             # not a prompt phrase: heard
+])
+def test_a_transcript_made_only_of_prompt_phrases_and_longer_than_the_voice_is_an_echo(
+    text: str, voiced_ms: float, echo: bool,
+) -> None:
+    prompt = build_prompt(["我们来玩猜数字吧", "一", "二", "三", "结束游戏", "再来一局"])
+    assert prompt_echo(text, prompt, voiced_ms) is echo
+
+
+# --- the real recogniser -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recognizer() -> LocalRecognizer:
+    need_module("faster_whisper", install="pip install -e '.[voice]'")
+    need_module("ai_edge_litert", install="pip install -e '.[voice]'")
+    return trio.run(LocalRecognizer.load)
+
+
+@pytest.fixture(scope="module")
+def child() -> Synthesizer:
+    need_module("ai_edge_litert", install="pip install -e '.[voice]'")
+    return trio.run(child_voice)
+
+
+@pytest.mark.parametrize("answer", ["七", "三", "五", "十二", "十五"])
+async def test_a_short_number_is_heard_in_guess_number(
+    recognizer: LocalRecognizer, child: Synthesizer, answer: str,
+) -> None:
+    recognizer.bias = lambda: game_phrases("guess_number")
+    pcm = await child.synthesize(answer)
+    heard = await recognizer.recognize(pcm, len(pcm) / 32)
+    assert heard.rstrip("。") == answer
+
+
+@pytest.mark.parametrize(("game", "line"), [
+    ("", "玩猜数字"), ("", "来玩海龟汤"), ("riddle", "月亮"), ("riddle", "彩虹"),
+    ("draw_guess", "是小猫吗"), ("guess_number", "结束游戏"), ("guess_number", "给我一点提示"),
+])
+async def test_game_names_and_answers_are_heard_in_simplified_characters(
+    recognizer: LocalRecognizer, child: Synthesizer, game: str, line: str,
+) -> None:
+    outside = ["玩猜数字", "玩猜谜语", "玩你画我猜", "玩海龟汤", *ROUND_WORDS]
+    recognizer.bias = (lambda: game_phrases(game)) if game else (lambda: outside)
+    pcm = await child.synthesize(line)
+    heard = await recognizer.recognize(pcm, len(pcm) / 32)
+    assert heard.rstrip("。？?") == line
+
+
+async def test_silence_is_no_line_even_with_a_prompt(recognizer: LocalRecognizer) -> None:
+    recognizer.bias = lambda: game_phrases("guess_number")
+    assert await recognizer.recognize(bytes(32000), 0) == ""
+
+
+# --- the listener: answered the moment the child stops -------------------------------------
+
+
+async def _hear(recognizer: LocalRecognizer, pcm: bytes, actionable: int | None) -> tuple[str, bool]:
+    """``pcm`` then silence through Silero and the listener; (text, early). A text is
+    actionable when it holds the number ``actionable``. The silence window is 3 s here, not
+    800 ms, so that a recognition slowed down by a loaded machine still ends it early."""
+    send, receive = trio.open_memory_channel[bytes](math.inf)
+    listener = Listener(receive, recognizer, vad=VadConfig(silence_ms=3000), actionable=lambda text: (
+        actionable is not None and parse_number(text) == actionable))
+    audio = bytes(FRAME * 5) + pcm + bytes(4 * 32000)
+
+    async def microphone() -> None:  # frames as a robot sends them: one every 60 ms
+        async with send:
+            for i in range(0, len(audio), FRAME):
+                send.send_nowait(audio[i:i + FRAME])
+                await trio.sleep(0.06)
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(microphone)
+            heard = await listener.hear()
+            nursery.cancel_scope.cancel()
+    return heard.text.rstrip("。"), heard.early
+
+
+async def test_a_line_code_can_act_on_ends_before_the_silence_window(
+    recognizer: LocalRecognizer, child: Synthesizer,
+) -> None:
+    recognizer.bias = lambda: game_phrases("guess_number")
+    text, early = await _hear(recognizer, await child.synthesize("我猜十五"), 15)
+    assert early is True
+    assert parse_number(text) == 15
+
+
+async def test_a_line_code_cannot_act_on_waits_for_the_silence_window(
+    recognizer: LocalRecognizer, child: Synthesizer,
+) -> None:
+    recognizer.bias = lambda: game_phrases("guess_number")
+    text, early = await _hear(recognizer, await child.synthesize("你今天开心吗"), None)
+    assert early is False
+    assert text.startswith("你今天开心")
+
+
+async def test_a_child_who_pauses_mid_sentence_is_not_cut_off(
+    recognizer: LocalRecognizer, child: Synthesizer,
+) -> None:
+    recognizer.bias = lambda: game_phrases("guess_number")
+    first, second = await child.synthesize("我猜"), await child.synthesize("十五")
+    pause = bytes(int(0.5 * 32000))  # half a second: the speculation on 我猜 starts and is dropped
+    text, _early = await _hear(recognizer, first + pause + second, 15)
+    assert text.startswith("我猜")
+    assert parse_number(text) == 15

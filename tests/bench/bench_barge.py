@@ -1,7 +1,8 @@
 """Talking over the robot: false barge-ins from its own voice, and a child who interrupts it.
 
 Run: ``.venv/bin/python tests/bench/bench_barge.py [--sentences 100] [--overlaps 40]
-[--speed 1]`` (needs espeak-ng; several minutes at real time).
+[--speed 1] [--voices neural|espeak]`` (several minutes at real time). The robot and
+the child speak with the neural voice (the child at a child's pitch) unless ``--voices espeak``.
 
 The simulated robot in a room with fan noise (RMS 700) that returns 0.3 of its own voice
 into its microphone (70 ms late, short reverb). Real parts: the robot SDK over a socket, the
@@ -38,12 +39,13 @@ from typing import Any
 
 import trio
 
+from agentcade.testing.child import child_voice
 from agentcade.testing.room import parse_room
 from agentcade.testing.sim import SimDevice, open_sim_robot
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import Listener
 from agentcade.voice.speaker import VoiceRobot
-from agentcade.voice.tts import EspeakSynthesizer
+from agentcade.voice.tts import EspeakSynthesizer, NeuralSynthesizer, Synthesizer
 
 ROBOT = [
     "我想好了一个一到二十之间的数，你有五次机会，猜猜看吧。",
@@ -75,14 +77,19 @@ class Ears:
 
 
 async def bench(
-    sentences: int, overlaps: int, speed: float, seed: int, capture: str | None = None
+    sentences: int, overlaps: int, speed: float, seed: int, capture: str | None = None,
+    voices: str = "neural",
 ) -> None:
     rng = random.Random(seed)
-    mouth = EspeakSynthesizer(rate=16000)
+    room = parse_room(f"noise=700,echo=0.3,child={voices}")
+    mouth = await child_voice(room)
     child = {line: await mouth.synthesize(line) for line in CHILD}
-    device = SimDevice(audio_speed=speed, room=parse_room("noise=700,echo=0.3"))
+    device = SimDevice(audio_speed=speed, room=room)
+    robot_voice: Synthesizer = (await NeuralSynthesizer.load() if voices == "neural"
+                                else EspeakSynthesizer())
+    print(f"voices: robot {robot_voice.name}, child {mouth.name}")
     async with open_sim_robot(device=device) as sim:
-        voice = VoiceRobot(sim, EspeakSynthesizer(), print_speech=False)
+        voice = VoiceRobot(sim, robot_voice, print_speech=False)
         echo = EchoCanceller()
         events: list[tuple[object, ...]] | None = [] if capture else None
         if events is not None:
@@ -260,11 +267,14 @@ def main() -> None:
     parser.add_argument("--overlaps", type=int, default=40)
     parser.add_argument("--speed", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--voices", choices=("neural", "espeak"), default="neural",
+                        help="the robot's and the child's voices (default neural)")
     parser.add_argument("--capture", help="keep the microphone, clips and stops in this file "
                         "(the robot is then never stopped)")
     args = parser.parse_args()
     os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp(prefix="agentcade-bench-"))
-    trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed, args.capture)
+    trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed, args.capture,
+             args.voices)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,7 @@ from typing import cast
 
 import pytest
 
-from agentcade.core import judge
-from agentcade.core.judge import fuzzy_syllable, is_match, normalize, parse_number
+from agentcade.core.judge import fuzzy_syllable, is_match, matching, normalize, parse_number, text
 from tests import labelled
 
 _TABLE = Path(__file__).parent / "data" / "judge_cases.tsv"
@@ -69,8 +68,13 @@ def test_every_rule_has_both_verdicts():
 
 NUMBERS = [
     # a lone 一/两 before a measure word is the article "a" after a verb or before more words
-    ("给我一个提示", None), ("换一题", None), ("再来一局", None), ("下一个", None),
-    ("两个", 2), ("第一个", 1), ("我猜是一", 1),
+    ("给我一个提示", None),
+    ("换一题", None),
+    ("再来一局", None),
+    ("下一个", None),
+    ("两个", 2),
+    ("第一个", 1),
+    ("我猜是一", 1),
     ("15", 15),
     ("十五", 15),
     ("二十", 20),
@@ -182,14 +186,14 @@ def test_fuzzy_syllable(a: str, b: str, same: bool):
 
 
 def test_negations_and_list_words_are_never_padding():
-    for word in judge._NEGATIONS:
-        assert tuple(word) not in judge._PADDING
+    for word in matching._NEGATIONS:
+        assert tuple(word) not in matching._PADDING
 
 
 def test_traditional_table_pairs_share_a_reading():
     from pypinyin import Style, pinyin
 
-    for trad, simp in judge._T2S.items():
+    for trad, simp in text._T2S.items():
         t = set(pinyin(trad, style=Style.NORMAL, heteronym=True)[0])
         s = set(pinyin(simp, style=Style.NORMAL, heteronym=True)[0])
         assert t & s, (trad, simp)

@@ -39,8 +39,10 @@ Theory of operation
    homophone of ``马``; the softer ones (fillers and list words ``额 哇 和`` …) may stand
    for a same-sound character inside a word of two or more syllables (``起额`` for
    ``企鹅``, ``和马`` for ``河马``), never as a one-syllable answer (``哇`` is not ``蛙``);
-   numeral characters match by value only (``两`` = ``二``, but
-   ``四只小猪`` is not ``三只小猪``).
+   two numeral characters agree by value only (``两`` = ``二``, but ``四只小猪`` is not
+   ``三只小猪`` and ``十`` is not ``四``), while a numeral and another character agree by
+   sound like any two characters (``一气风发`` / ``衣心一意`` / ``山心二意`` state
+   ``意气风发`` / ``一心一意`` / ``三心二意``) but are never a near miss (below).
 
 4. **Find answer spans.** A span of utterance tokens states the answer when a weighted
    edit distance to the answer's tokens fits the answer's budget: agreeing characters

@@ -6,7 +6,10 @@ from typing import Literal
 
 from agentcade.core.judge.text import normalize
 
-_HINT_PHRASES = ("提示", "线索", "给点提醒", "提醒一下", "想不出", "想不起", "不知道是什么")
+_HINT_PHRASES = (
+    "提示", "线索", "给点提醒", "提醒一下", "想不出", "想不起", "不知道是什么", "接不上", "接不下去",
+    "接不出", "太难了",
+)  # fmt: skip
 _GIVE_UP_PHRASES = (
     "猜不出", "猜不到", "猜不着", "放弃", "不猜了", "认输", "告诉我答案", "公布答案", "答案是什么",
     "说答案", "揭晓", "投降",
@@ -48,7 +51,7 @@ _ROUND_PHRASES: tuple[tuple[RoundRequest, tuple[str, ...]], ...] = (
     ("repeat", (
         "再说一遍", "再说一次", "再说一下", "再念一遍", "再念一次", "再念一下", "再讲一遍", "再讲一次",
         "再读一遍", "再读一次", "重复一下", "重复一遍", "重复一次", "没听清", "没听见", "没听到",
-        "刚才说的什么", "刚才说什么",
+        "刚才说的什么", "刚才说什么", "没听清楚", "听不清楚", "听不清",
     )),
     ("again", (
         "再来一局", "再玩一局", "再玩一次", "再来一轮", "再玩一轮", "再来一盘", "再玩一盘", "再开一局",
@@ -57,7 +60,8 @@ _ROUND_PHRASES: tuple[tuple[RoundRequest, tuple[str, ...]], ...] = (
     ("next", (
         "下一个", "下一题", "下一道", "下一幅", "下一张", "换一题", "换一个", "换一道", "换个题",
         "换题", "再来一个", "再来一题", "再来一道", "再来一幅", "再出一个", "再出一题", "再出一道",
-        "再画一个", "再讲一个", "再猜一个", "另一个", "新的一题", "再来个", "来个新的",
+        "再画一个", "再讲一个", "再猜一个", "另一个", "新的一题", "再来个", "来个新的", "下一轮", "换个别的", "换一个别的",
+        "换个新的", "换一个新的", "换个成语", "换一个成语",
     )),
 )  # fmt: skip
 # What may stand around a round-control phrase: who asks, how politely, what it is about.
@@ -68,7 +72,9 @@ _ROUND_PADDING = tuple(sorted((
     "好", "好吧", "好的", "嗯", "行", "吧", "呀", "啊", "呢", "嘛", "了", "哦", "吗", "啦", "哈",
     "好不好", "行不行", "好吗", "可以吗", "一下", "把", "的", "再", "快", "快点", "赶紧",
     "谜语", "题", "题目", "问题", "谜面", "汤面", "故事", "海龟汤", "汤", "数", "数字", "画", "动物",
-    "游戏", "一遍", "刚才", "那个", "这个", "这道题", "这个谜语",
+    "游戏", "一遍", "刚才", "那个", "这个", "这道题", "这个谜语", "成语", "词", "词语",
+    # a repeat wrapped in words: 没听清楚，再说一遍
+    "没听清楚", "没听清", "没听见", "没听到", "听不清楚", "听不清",
 ), key=len, reverse=True))  # fmt: skip
 # A bare yes: a round request only right after the game offered one (``offered``).
 _YES = frozenset((
@@ -107,6 +113,8 @@ def round_request(text: str, *, offered: RoundRequest | None = None) -> RoundReq
     if not heard:
         return None
     for request, phrases in _ROUND_PHRASES:
+        if request == "next" and "游戏" in heard:
+            continue  # 换一个游戏, 换个别的游戏: another game, not the next question
         for phrase in phrases:
             at = heard.find(phrase)
             if at >= 0 and _only_padding(heard[:at]) and _only_padding(heard[at + len(phrase) :]):

@@ -109,7 +109,8 @@ _PARTICLES = frozenset("的了吗吧呢啊呀嘛哦噢喔嗯呃额哎诶唉哇�
 # not 蛙, 额 is not 鹅: a child's "哇！" or "额……" is not an answer).
 _SOFT_PARTICLES = frozenset("哦噢喔额哎诶唉哇啦咯哈呐和跟与及")
 
-# Numeral characters in text answers match by value only (三只小猪 is not 四只小猪).
+# Numeral characters: two of them agree by value only (三只小猪 is not 四只小猪); a numeral
+# and another character agree by sound but are never a near miss (``_sub_cost``).
 _NUMERALS = {**_ZH_DIGITS, **_ZH_UNITS, "万": 10**4, "亿": 10**8}
 
 # The closed list of what may surround an answer. Negations (不 没 别 不对 不是) and list
@@ -229,12 +230,19 @@ def _sub_cost(heard: _Token, want: _Token, single: bool) -> int:
         assert isinstance(w, _Han)
         raw = {r for _, r, _ in h.exact} & {r for _, r, _ in w.exact}
         return 0 if raw else 2
-    if heard[1] in _NUMERALS or want[1] in _NUMERALS:
-        # A numeral only ever matches the same value (两 = 二), never a similar sound.
-        return 0 if _NUMERALS.get(heard[1], -1) == _NUMERALS.get(want[1], -2) else 2
     h, w = heard[2], want[2]
     assert isinstance(h, _Han)
     assert isinstance(w, _Han)
+    if heard[1] in _NUMERALS and want[1] in _NUMERALS:
+        # Two numerals agree by value only (两 = 二; 十 is not 四 for all their folded sound).
+        return 0 if _NUMERALS[heard[1]] == _NUMERALS[want[1]] else 2
+    if heard[1] in _NUMERALS or want[1] in _NUMERALS:
+        # A numeral and another character agree by sound, as any two characters do (一气风发
+        # for 意气风发, 山心二意 for 三心二意), but are never a near miss: 四只小猪 stays
+        # apart from 三只小猪 however alike s and s sound.
+        if single:
+            return 0 if h.toned & w.toned else 2
+        return 0 if h.plain & w.plain else 2
     if single:
         return 0 if h.toned & w.toned else 2
     if h.plain & w.plain:

@@ -130,6 +130,13 @@ def parse_number(text: str) -> int | None:
     """The number a user said ('15', '十五', '两', '一百零三', '第三个', '我猜 7 吧', '１５').
 
     None when the text holds no number, a malformed one, or several different ones.
+
+    Characters are read as written, never by sound: ``是五`` (and ``石五``) is 5,
+    though a recogniser may write 是 for a spoken 十 (shi). Decided (issue 38): "是五" is
+    how a child says "it's five", far more often than a misheard 十五, and reading 是 as 十
+    would turn every "是五吗" into 15. A number game says the number it heard back ("五？
+    小了"), so a misheard 十五 is corrected by the child's next line, never silently
+    judged. ``is_match`` does the same for a number answer: ``是五`` states 5, not 15.
     """
     values = {value for _, _, value in _number_spans(_prenormalize(text))}
     if len(values) != 1:

@@ -16,7 +16,8 @@ _MARK = {"pass": "✓", "fail": "✗", "warn": "!", "skip": "-"}
 
 
 def format_text(result: CheckResult) -> list[str]:
-    """The readable report: problems first (with fixes), then passes, then a summary line."""
+    """The readable report: problems first (with fixes), then what was not exercised, then
+    passes, then a summary line. ✓ only for a rule something exercised."""
     lines = [f"agentcade check {result.target}"]
     order = {"fail": 0, "warn": 1, "skip": 2, "pass": 3}
     for f in sorted(result.findings, key=lambda f: order[f.status]):
@@ -26,7 +27,8 @@ def format_text(result: CheckResult) -> list[str]:
     c = result.counts()
     verdict = "PASSED" if result.passed else "FAILED"
     lines.append(
-        f"{verdict}: {c['fail']} failed, {c['warn']} warnings, {c['pass']} passed, {c['skip']} skipped"
+        f"{verdict}: {c['fail']} failed, {c['warn']} warnings, {c['pass']} passed, "
+        f"{c['skip']} not exercised"
     )
     return lines
 

@@ -1,6 +1,6 @@
 """``agentcade check <dir|url>``: the compliance check (the guide's "合规检查").
 
-Prints one line per rule (✓ pass, ✗ fail, ! warning, - not checked) with a fix for each
+Prints one line per rule (✓ pass, ✗ fail, ! warning, - not exercised) with a fix for each
 problem, then a summary; exit code 1 when anything fails. ``--report`` writes JSON,
 ``--junit`` JUnit XML for CI. When everything passes, prints the game's catalog entry.
 The logic lives in ``agentcade.check``.

@@ -19,7 +19,9 @@ A scenario is a list of steps, each one line said to the game (``start``, ``say`
             session: ended
 
 ``{answer}`` in a line is replaced by the game's first unrevealed answer
-(``SkillAgent.unrevealed``), so a scenario can say the right answer of a random question.
+(``SkillAgent.unrevealed``), so a scenario can say the right answer of a random question;
+when there is none, the step fails saying so (it never says an empty line).
+``seed:`` pins ``random`` for every run of its scenario, ``--repeat`` included.
 
 The game runs in this process behind a ``GameHost``, with the model its settings name
 (the offline model when no ``LLM_*`` is set). Every turn is also checked for what no game
@@ -76,7 +78,10 @@ class Step:
 class Scenario:
     name: str
     steps: tuple[Step, ...]
-    seed: int = 0
+    seed: int | None = None
+    """``seed:`` of the scenario: every run starts ``random`` from it (runs are alike, under
+    ``--repeat`` too). Without it each run has its own (runs vary, reproducibly)."""
+    index: int = 1
 
 
 @dataclass
@@ -119,10 +124,11 @@ def _scenario(path: Path, index: int, item: Any) -> Scenario:
     steps = item.get("steps")
     if not isinstance(steps, list) or not steps:
         raise InputError(f"{where} ({item['name']}): needs a non-empty list of 'steps'")
-    seed = item.get("seed", index)
-    if not isinstance(seed, int):
+    seed = item.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise InputError(f"{where}: 'seed' must be a whole number")
-    return Scenario(item["name"], tuple(_step(f"{where}, step {n}", s) for n, s in enumerate(steps, 1)), seed)
+    steps_read = tuple(_step(f"{where}, step {n}", s) for n, s in enumerate(steps, 1))
+    return Scenario(item["name"], steps_read, seed, index)
 
 
 def _step(where: str, item: Any) -> Step:
@@ -176,7 +182,7 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
         agents.append(game.new_agent(settings))
         return agents[-1]
 
-    random.seed(scenario.seed * 1000 + run)
+    random.seed(scenario.index * 1000 + run if scenario.seed is None else scenario.seed)
     host = GameHost(new_agent, trace=Trace(records.append))
     outcome = Run()
     try:
@@ -188,7 +194,14 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
             text = step.text
             if "{answer}" in text:  # the game's current secret, e.g. to say the right answer
                 hidden = list(agents[-1].unrevealed()) if agents else []
-                text = text.replace("{answer}", hidden[0] if hidden else "")
+                if not hidden:
+                    outcome.failures.append(
+                        f"step {number} ({step.text}): {{answer}} has nothing to stand for: the "
+                        "game's unrevealed() is empty here (no question in play, or its answer "
+                        "was already said); put the step where a question is open"
+                    )
+                    break
+                text = text.replace("{answer}", hidden[0])
             await host.handle("scenario", GameInput(kind=step.kind, text=text), emit)
             turns = [r for r in records[mark:] if r["type"] == "turn"]
             over = bool(replies) and replies[-1].session == "ended"

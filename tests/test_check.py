@@ -146,6 +146,15 @@ async def test_builtin_riddle_passes_offline() -> None:
     assert entry["author"] == "agentcade"
 
 
+def test_a_folder_s_catalog_entry_has_a_placeholder_url_and_says_to_change_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert check_cmd.run(_args(str(game_copy(tmp_path)), tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert '"url": "https://your-game.example/"' in out
+    assert "url 换成用户填写的地址" in out
+
+
 async def test_game_copy_passes(tmp_path: Path) -> None:
     result = await run_check(str(game_copy(tmp_path)))
     assert result.problems() == []
@@ -641,6 +650,8 @@ def test_command_exit_codes_and_reports(peers: dict[str, str], tmp_path: Path,
     out = capsys.readouterr().out
     assert "PASSED" in out
     assert '"reviewed_version": "0.1.0"' in out  # the catalog entry
+    assert f'"url": "{peers["compliant"]}"' in out  # with the address checked (issue 38)
+    assert "your-game.example" not in out
 
     assert check_cmd.run(_args(peers["violating"], tmp_path)) == 1
     out = capsys.readouterr().out

@@ -13,6 +13,13 @@ from agentcade.check.rules import CheckResult, Finding
 __all__ = ["catalog_entry", "format_text", "to_junit"]
 
 _MARK = {"pass": "✓", "fail": "✗", "warn": "!", "skip": "-"}
+PLACEHOLDER_URL = "https://your-game.example/"
+"""The catalog entry's url for a folder: the address users will enter is not known yet."""
+
+
+def checked_an_address(result: CheckResult) -> bool:
+    """Whether the check's target was an address (not a folder or a built-in id)."""
+    return result.target.startswith(("https://", "http://"))
 
 
 def format_text(result: CheckResult) -> list[str]:
@@ -68,11 +75,14 @@ def to_junit(result: CheckResult) -> str:
 
 
 def catalog_entry(result: CheckResult) -> dict[str, Any] | None:
-    """The game's catalog entry (``games/catalog.json`` schema), from the card or SKILL.md."""
+    """The game's catalog entry (``games/catalog.json`` schema), from the card or SKILL.md.
+
+    Its url is the address checked when the target was one (``check URL``), and a
+    placeholder for a folder (served on 127.0.0.1 only for the check)."""
     card = result.card
     if card is None:
         return None
-    url = result.target if result.target.startswith("https://") else "https://your-game.example/"
+    url = result.target if checked_an_address(result) else PLACEHOLDER_URL
     skill = result.skill
     return {
         "id": card.game_id,

@@ -264,7 +264,18 @@ def test_a_revealed_answer_is_revealed_once_and_a_used_up_deck_draws_none() -> N
     assert deck.judge("长脖子鹿") == "right"
     assert deck.reveal() == "长颈鹿"
     assert deck.reveal() is None
-    assert deck.solve() is None
+    with pytest.raises(ValueError, match="no question is open"):
+        deck.solve()
     assert deck.solved == 0
     assert deck.draw() is None
     assert deck.asked == 1
+
+
+def test_a_deck_gives_the_open_question_s_fields_until_its_answer_is_revealed() -> None:
+    deck = Deck([{"answer": "雨伞", "question": "有骨没有肉", "hint": "下雨天用"}])
+    assert deck.open_field("question") is None  # nothing drawn yet
+    deck.draw()
+    assert (deck.open_field("question"), deck.open_field("hint")) == ("有骨没有肉", "下雨天用")
+    assert deck.open_field("picture") is None
+    deck.reveal()
+    assert deck.open_field("hint") is None

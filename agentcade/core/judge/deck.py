@@ -80,6 +80,13 @@ class Deck:
         self.asked += self.current is not None
         return self.current
 
+    def open_field(self, key: str) -> Any:
+        """Field ``key`` of the question in play ("question", "hint" …) while its answer is
+        unrevealed; None when no question is open."""
+        if self.current is None or self.revealed:
+            return None
+        return self.current.get(key)
+
     def unrevealed(self) -> list[str]:
         """The answer still to be guessed, if any (``[]`` or one answer)."""
         if self.current is None or self.revealed:
@@ -98,8 +105,14 @@ class Deck:
         self.revealed = True
         return answer[0] if answer else None
 
-    def solve(self) -> str | None:
-        """The player guessed it: counted as solved and revealed; returns the answer."""
+    def solve(self) -> str:
+        """The player guessed the open question: counted as solved, revealed; returns its answer.
+
+        Raises:
+            ValueError: no question is open (nothing to solve).
+        """
         answer = self.reveal()
-        self.solved += answer is not None
+        if answer is None:
+            raise ValueError("Deck.solve: no question is open")
+        self.solved += 1
         return answer

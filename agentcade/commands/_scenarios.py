@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import random
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -42,6 +43,8 @@ from typing import Any, Literal
 
 import yaml
 
+from agentcade.a2a.card import endpoint_for
+from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.core.errors import InputError
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.trace import Trace
@@ -49,7 +52,18 @@ from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame
 from agentcade.game.skill_agent import SkillAgent, has_verdict
 
-__all__ = ["SCENARIO_FILE", "Run", "Scenario", "load_scenarios", "play_scenario"]
+__all__ = [
+    "SCENARIO_FILE",
+    "RemoteGame",
+    "Run",
+    "Scenario",
+    "load_remote_scenarios",
+    "load_scenario_file",
+    "load_scenarios",
+    "open_remote_game",
+    "play_remote_scenario",
+    "play_scenario",
+]
 
 SCENARIO_FILE = "scenarios.yaml"
 _KINDS: dict[str, Literal["start", "message", "end"]] = {
@@ -104,7 +118,32 @@ def load_scenarios(game_dir: Path) -> list[Scenario]:
     Raises:
         InputError: the file is missing or malformed; the message says what to fix.
     """
-    path = game_dir / SCENARIO_FILE
+    return load_scenario_file(game_dir / SCENARIO_FILE)
+
+
+def load_remote_scenarios(path: Path) -> list[Scenario]:
+    """The scenarios of ``path`` for a remote game: no ``judged`` and no ``{answer}``, which
+    need the game's own trace and ``unrevealed()`` (only a game folder has them).
+
+    Raises:
+        InputError: the file is missing or malformed, or a step needs what a remote game
+            does not show; the message says what to fix.
+    """
+    scenarios = load_scenario_file(path)
+    for scenario in scenarios:
+        for number, step in enumerate(scenario.steps, 1):
+            where = f"{path}: scenario {scenario.name!r}, step {number}"
+            if step.judged is not None:
+                raise InputError(f"{where}: 'judged' needs the game's own trace, which only a game "
+                                 "folder has; remove it to test a remote game")
+            if "{answer}" in step.text:
+                raise InputError(f"{where}: {{answer}} needs the game's unrevealed(), which only a "
+                                 "game folder has; say the answer's words instead")
+    return scenarios
+
+
+def load_scenario_file(path: Path) -> list[Scenario]:
+    """The scenarios in the YAML file ``path`` (``load_scenarios``)."""
     if not path.is_file():
         raise InputError(f"{path}: missing; write the game's scenarios there (see the guide, 场景测试)")
     try:
@@ -209,6 +248,70 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
             _judge(outcome, f"step {number} ({step.text or step.kind})", step, replies, turns, secrets)
     finally:
         await host.aclose()
+    return outcome
+
+
+@dataclass(frozen=True)
+class RemoteGame:
+    """A game at an address, as the scenarios play it: its card's name and id, where to
+    send, and the protocol version both sides speak."""
+
+    name: str
+    game_id: str
+    endpoint: str
+    protocol: str
+    client: A2AClient
+
+
+async def open_remote_game(url: str, client: A2AClient) -> RemoteGame:
+    """Read the card at ``url``.
+
+    Raises:
+        InputError: no usable card, or no protocol version in common.
+    """
+    try:
+        _raw, card = await client.fetch_card(url)
+    except GameRemoteError as exc:
+        raise InputError(f"{url}: cannot read the agent card: {exc}") from None
+    protocol = negotiate_protocol(card)
+    if protocol is None:
+        raise InputError(f"{url}: the card lists {', '.join(card.protocols)}; no version agentcade speaks")
+    return RemoteGame(card.name, card.game_id, endpoint_for(url, card), protocol, client)
+
+
+async def play_remote_scenario(game: RemoteGame, scenario: Scenario, run: int) -> Run:
+    """Play ``scenario`` once against a remote game over A2A, as the robot's host would.
+
+    The game's randomness is its own (``seed:`` cannot reach it), and what needs its trace
+    (``judged``, made-up verdicts, leaked answers) is not checked: ``load_remote_scenarios``
+    refuses such steps. The session is ended at the end unless a step ended it.
+    """
+    outcome = Run()
+    context = f"agentcade-test-{uuid.uuid4().hex}"
+    over = False
+    for number, step in enumerate(scenario.steps, 1):
+        replies: list[GameReply] = []
+        where = f"step {number} ({step.text or step.kind})"
+        try:
+            async with game.client.stream(
+                game.endpoint, context, GameInput(kind=step.kind, text=step.text), protocol=game.protocol
+            ) as stream:
+                async for reply, _final in stream:
+                    replies.append(reply)
+        except GameRemoteError as exc:
+            outcome.failures.append(f"{where}: no reply: {exc}")
+            return outcome
+        _judge(outcome, where, step, replies, (), ())
+        over = bool(replies) and replies[-1].session == "ended"
+    if not over:
+        try:
+            async with game.client.stream(
+                game.endpoint, context, GameInput(kind="end", text="结束游戏"), protocol=game.protocol
+            ) as stream:
+                async for _reply in stream:
+                    pass
+        except GameRemoteError:
+            pass  # the scenario's verdict is in; a failing end is check's business
     return outcome
 
 

@@ -5,7 +5,7 @@ and ``normalize(text)``. Pure: no I/O, no trio, no per-answer special cases.
 
 A package by concern, behind the names below: ``text`` (normalisation), ``numerals``
 (``parse_number``, ``spell_number``), ``pinyin`` (readings and their folds), ``matching``
-(``is_match``), ``intents`` (``help_request``, ``round_request``) and ``deck``
+(``is_match``), ``intents`` (``help_request``, ``round_request``, ``small_talk``) and ``deck``
 (``judge_guess``, ``looks_like_guess``, ``Deck``).
 
 Theory of operation
@@ -87,7 +87,7 @@ Aliases are further answer forms; any form (or a mix of forms) may fill the answ
 """
 
 from agentcade.core.judge.deck import Deck, Verdict, judge_guess, looks_like_guess
-from agentcade.core.judge.intents import RoundRequest, help_request, round_request
+from agentcade.core.judge.intents import RoundRequest, help_request, round_request, small_talk
 from agentcade.core.judge.matching import is_match
 from agentcade.core.judge.numerals import parse_number, spell_number
 from agentcade.core.judge.pinyin import fuzzy_syllable
@@ -105,5 +105,6 @@ __all__ = [
     "normalize",
     "parse_number",
     "round_request",
+    "small_talk",
     "spell_number",
 ]

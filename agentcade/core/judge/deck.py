@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from agentcade.core.judge.intents import help_request
+from agentcade.core.judge.intents import help_request, small_talk
 from agentcade.core.judge.matching import is_match
 from agentcade.core.judge.text import normalize
 
@@ -29,6 +29,8 @@ def looks_like_guess(text: str) -> bool:
     """
     heard = normalize(text)
     if not heard or heard in _NOT_A_GUESS_EXACT or any(w in heard for w in _NOT_A_GUESS):
+        return False
+    if small_talk(text):
         return False
     if any(frame in heard for frame in _GUESS_FRAMES):
         return True

@@ -7,7 +7,7 @@ from typing import Literal
 from agentcade.core.judge.text import normalize
 
 _HINT_PHRASES = (
-    "提示", "线索", "给点提醒", "提醒一下", "想不出", "想不起", "不知道是什么", "接不上", "接不下去",
+    "提示", "线索", "帮帮我", "给点提醒", "提醒一下", "想不出", "想不起", "不知道是什么", "接不上", "接不下去",
     "接不出", "太难了",
 )  # fmt: skip
 _GIVE_UP_PHRASES = (
@@ -124,3 +124,40 @@ def round_request(text: str, *, offered: RoundRequest | None = None) -> RoundReq
         if heard in _YES or core in _YES or core.lstrip("嗯") in _YES:
             return offered
     return None
+
+
+# --------------------------------------------------------------------------------------
+# Small talk: lines said to the host, not to the question
+# --------------------------------------------------------------------------------------
+
+# Closed lists: what a child says to 小懒 rather than to the game's question. Questions about
+# the host (你叫什么 …), greetings and courtesies, asking to chat, tell or sing, and how the
+# child feels. A story's own questions ("他喜欢吃海鲜吗", "那天下雨了吗") are not here:
+# only "你…" questions are about the host.
+_SMALL_TALK_PHRASES = (
+    "你叫什么", "你是谁", "你几岁", "你多大", "你喜欢", "你会不会", "你会唱", "你会讲", "你在干什么",
+    "你在做什么", "你吃饭了", "你吃了吗", "你住在哪", "你家在哪", "你好", "早上好", "中午好", "晚上好",
+    "下午好", "晚安", "谢谢", "聊天", "聊聊", "讲个笑话", "讲笑话", "讲个故事", "讲故事", "唱首歌",
+    "唱个歌", "唱歌", "今天天气", "天气怎么样", "我饿了", "我困了", "我累了", "我好开心", "我很开心",
+    "我好高兴", "我很高兴", "我今天", "我喜欢你", "你真棒", "你真好", "哈哈",
+)  # fmt: skip
+_SMALL_TALK_EXACT = ("嗨", "哈喽", "hello", "hi", "在吗", "你在吗", "喂")
+# A guess frame makes it a guess whatever else is said ("我猜你喜欢的是苹果").
+_GUESS_FRAMES = ("我猜", "是不是", "应该是", "答案是", "谜底是", "会不会是", "难道是", "我觉得是")
+
+
+def small_talk(text: str) -> bool:
+    """Whether the line is small talk with the host, never an answer to judge.
+
+    "你叫什么名字", "我们聊聊天吧", "你好呀", "今天天气真好", "谢谢": said to 小懒, not to
+    the question; a game leaves them unjudged (the model chats), and a judging tool
+    (``@tool(judges=True)``) is not run for them. A line with a guess frame ("我猜…",
+    "是不是…") is never small talk.
+    """
+    heard = normalize(text)
+    if not heard or any(frame in heard for frame in _GUESS_FRAMES):
+        return False
+    core = heard.rstrip(_HELP_TRIM_TAIL + "吧")
+    if heard in _SMALL_TALK_EXACT or core in _SMALL_TALK_EXACT:
+        return True
+    return any(phrase in heard for phrase in _SMALL_TALK_PHRASES)

@@ -27,7 +27,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from agentcade.core.judge import matching, normalize  # noqa: E402
+from agentcade.core.judge import matching, normalize, text  # noqa: E402
 from agentcade.core.skill import Skill  # noqa: E402
 from agentcade.game.client import GameInfo  # noqa: E402
 from agentcade.game.loader import builtin_games_dir  # noqa: E402
@@ -44,7 +44,7 @@ def eager_is_match(utterance: str, answer: str, aliases: Sequence[str] = ()) -> 
     forms = [f for f in (matching._form(a) for a in (answer, *aliases) if a) if f is not None]
     if not forms or not utterance:
         return False
-    pre = matching._prenormalize(utterance)
+    pre = text._prenormalize(utterance)
     text_forms = [f for f in forms if f.number is None]
     numbers = {f.number for f in forms if f.number is not None}
     if text_forms:

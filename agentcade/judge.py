@@ -1,6 +1,7 @@
 """Judging what a child said, tolerant of speech-recognition errors: ``is_match``,
 ``parse_number``, ``help_request``, ``round_request`` (下一个 / 再来一局 / 再说一遍),
-``judge_guess``, and ``Deck`` (questions one at a time).
+``small_talk`` (你叫什么名字: said to the host, never judged), ``judge_guess``, and ``Deck``
+(questions one at a time).
 
 The guide's import path (``agentcade.judge``); the code lives in ``agentcade.core.judge``.
 """
@@ -17,6 +18,7 @@ from agentcade.core.judge import (
     normalize as normalize,
     parse_number as parse_number,
     round_request as round_request,
+    small_talk as small_talk,
     spell_number as spell_number,
 )
 
@@ -32,5 +34,6 @@ __all__ = [
     "normalize",
     "parse_number",
     "round_request",
+    "small_talk",
     "spell_number",
 ]

@@ -111,7 +111,7 @@ async def test_chat_with_an_openai_compatible_endpoint_and_no_key_in_the_trace(c
 
 
 async def test_robot_calls_the_game_may_not_make_are_shown(cli_env) -> None:
-    done = await chat(cli_env, str(BAD_ROBOT), lines="你好\n/quit\n")
+    done = await chat(cli_env, str(BAD_ROBOT), lines="我说一句话\n/quit\n")
     out = done.stdout.decode()
     assert done.returncode == 0, done.stderr.decode()
     assert "  [机器人] motion.play_action('nod')" in out  # the valid call of on_start

@@ -26,6 +26,7 @@ from agentcade.check import (
     RULES,
     CheckResult,
     catalog_entry,
+    format_text as check_mod_format,
     run_check,
     session as check_mod,
     to_junit,
@@ -134,13 +135,24 @@ async def test_builtin_riddle_passes_offline() -> None:
     assert result.problems() == []
     assert result.offline
     rules = {f.rule for f in result.findings}
-    # every rule a folder check can report ran and passed
+    # every rule a folder check can report ran and passed, but the one nothing exercises:
+    # the riddle's config.py reads no setting of its own
     assert rules == set(RULES)
-    assert all(f.status == "pass" for f in result.findings)
+    assert {f.rule for f in result.findings if f.status != "pass"} == {"SETTINGS-UNDECLARED"}
+    assert result.statuses("SETTINGS-UNDECLARED") == ["skip"]
     entry = catalog_entry(result)
     assert entry is not None
     assert entry["id"] == "riddle"
     assert entry["author"] == "agentcade"
+
+
+def test_a_folder_s_catalog_entry_has_a_placeholder_url_and_says_to_change_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert check_cmd.run(_args(str(game_copy(tmp_path)), tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert '"url": "https://your-game.example/"' in out
+    assert "url 换成用户填写的地址" in out
 
 
 async def test_game_copy_passes(tmp_path: Path) -> None:
@@ -412,11 +424,105 @@ async def test_card_declaration_warnings_for_urls(nursery: trio.Nursery) -> None
     assert result.passed
 
 
-async def test_scripted_game_passes_every_session_rule(nursery: trio.Nursery) -> None:
+async def test_scripted_game_passes_every_session_rule_it_exercises(nursery: trio.Nursery) -> None:
     result = await check_url(nursery)
     assert result.problems() == []
+    # it sends no directive and only final replies: those rules are not exercised, never ✓
+    unexercised = {"DIRECTIVE-INVALID", "DIRECTIVE-UNDECLARED", "REPLY-ENDED-EARLY"}
     for rule in _SESSION_RULES:
-        assert result.statuses(rule) == ["pass"], rule
+        assert result.statuses(rule) == (["skip"] if rule in unexercised else ["pass"]), rule
+    [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert finding.message.startswith("not exercised: no robot directive was sent")
+
+
+# --- never a ✓ for what nothing exercised (issue 38) -----------------------------------------
+
+TINY_AGENT = """from pathlib import Path
+
+from agentcade.core.skill import Skill
+from agentcade.game.skill_agent import SkillAgent
+from agentcade.judge import help_request, round_request
+
+from .config import Settings
+
+
+class GameAgent(SkillAgent[Settings]):
+    skill = Skill.load(Path(__file__).with_name("SKILL.md"))
+    config = Settings
+
+    async def on_start(self, turn) -> dict:
+        turn.reply("我们开始吧。")
+        return {}
+
+    async def on_message(self, turn) -> dict:
+        if WHEN:
+            await self.robot.motion.play_action("nod")
+        turn.reply("好的。")
+        return {}
+"""
+
+
+def tiny_game(tmp_path: Path, when: str, *, motion: bool = False) -> Path:
+    """A game whose only directive (a nod) is sent on the lines ``when`` holds for, with
+    ``motion`` declared or not."""
+    game = tmp_path / "tiny"
+    shutil.copytree(ROOT / "tests" / "data" / "games" / "bad_robot", game,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    edit(game / "SKILL.md", "id: bad_robot", "id: tiny")
+    edit(game / "SKILL.md", "required_capabilities: [motion]", f"required_capabilities: [{'motion' if motion else ''}]")
+    edit(game / "SKILL.md", "调用 cheer，", "")
+    (game / "agent.py").write_text(TINY_AGENT.replace("WHEN", when), encoding="utf-8")
+    return game
+
+
+async def test_a_directive_no_line_reaches_is_not_exercised_never_passed(tmp_path: Path) -> None:
+    """The author's case: the only directive sits on a path no line of check reaches, and
+    motion is not declared. Check cannot see it, so it says so instead of ✓."""
+    result = await run_check(str(tiny_game(tmp_path, '"芝麻开门" in turn.text')))
+    assert result.statuses("DIRECTIVE-UNDECLARED") == ["skip"]
+    assert result.statuses("DIRECTIVE-INVALID") == ["skip"]
+    [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert finding.message.startswith("not exercised: no robot directive was sent or tried")
+    assert not any(line.startswith("✓ DIRECTIVE") for line in check_mod_format(result))
+
+
+async def test_a_directive_on_a_scenario_line_is_exercised_and_fails(tmp_path: Path) -> None:
+    game = tiny_game(tmp_path, '"芝麻开门" in turn.text')
+    (game / "scenarios.yaml").write_text(
+        "scenarios:\n  - name: 魔法\n    steps:\n      - start: 开始\n      - say: 芝麻开门\n",
+        encoding="utf-8",
+    )
+    result = await run_check(str(game))
+    [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert finding.status == "fail"
+    assert "motion.play_action('nod')" in finding.message
+
+
+@pytest.mark.parametrize(
+    "when",
+    ['help_request(turn.text) == "hint"', 'help_request(turn.text) == "give_up"',
+     'round_request(turn.text) == "next"', 'round_request(turn.text) == "again"',
+     'round_request(turn.text) == "repeat"'],
+)
+async def test_a_directive_on_a_help_or_round_path_is_exercised_and_fails(tmp_path: Path, when: str) -> None:
+    result = await run_check(str(tiny_game(tmp_path, when)))
+    assert result.statuses("DIRECTIVE-UNDECLARED") == ["fail"]
+
+
+async def test_a_declared_directive_on_the_hint_path_passes_with_its_count(tmp_path: Path) -> None:
+    result = await run_check(str(tiny_game(tmp_path, 'help_request(turn.text) == "hint"', motion=True)))
+    [finding] = [f for f in result.findings if f.rule == "DIRECTIVE-UNDECLARED"]
+    assert finding.status == "pass"
+    assert "1 robot directives in" in finding.message
+
+
+def test_the_text_report_counts_what_was_not_exercised() -> None:
+    result = CheckResult("x")
+    result.ok("CARD-STREAMING")
+    result.skip("DIRECTIVE-UNDECLARED", "not exercised: no robot directive was sent")
+    lines = check_mod_format(result)
+    assert "- DIRECTIVE-UNDECLARED: not exercised: no robot directive was sent" in lines
+    assert lines[-1].endswith("1 passed, 1 not exercised")
 
 
 # --- session rules -------------------------------------------------------------------------
@@ -544,6 +650,8 @@ def test_command_exit_codes_and_reports(peers: dict[str, str], tmp_path: Path,
     out = capsys.readouterr().out
     assert "PASSED" in out
     assert '"reviewed_version": "0.1.0"' in out  # the catalog entry
+    assert f'"url": "{peers["compliant"]}"' in out  # with the address checked (issue 38)
+    assert "your-game.example" not in out
 
     assert check_cmd.run(_args(peers["violating"], tmp_path)) == 1
     out = capsys.readouterr().out

@@ -11,8 +11,7 @@ from typing import cast
 
 import pytest
 
-from agentcade.core import judge
-from agentcade.core.judge import fuzzy_syllable, is_match, normalize, parse_number
+from agentcade.core.judge import fuzzy_syllable, is_match, matching, normalize, parse_number, text
 from tests import labelled
 
 _TABLE = Path(__file__).parent / "data" / "judge_cases.tsv"
@@ -69,8 +68,13 @@ def test_every_rule_has_both_verdicts():
 
 NUMBERS = [
     # a lone 一/两 before a measure word is the article "a" after a verb or before more words
-    ("给我一个提示", None), ("换一题", None), ("再来一局", None), ("下一个", None),
-    ("两个", 2), ("第一个", 1), ("我猜是一", 1),
+    ("给我一个提示", None),
+    ("换一题", None),
+    ("再来一局", None),
+    ("下一个", None),
+    ("两个", 2),
+    ("第一个", 1),
+    ("我猜是一", 1),
     ("15", 15),
     ("十五", 15),
     ("二十", 20),
@@ -104,6 +108,11 @@ NUMBERS = [
     ("3万", 30000),
     ("007", 7),
     ("我猜是五十吧", 50),
+    # characters are read as written (issue 38): 是 is never 十, though both are shi
+    ("是五", 5),
+    ("是十五", 15),
+    ("是五吗", 5),
+    ("石五", 5),
     ("答案是四十二", 42),
     ("是不是八", 8),
     ("第一个", 1),
@@ -182,14 +191,14 @@ def test_fuzzy_syllable(a: str, b: str, same: bool):
 
 
 def test_negations_and_list_words_are_never_padding():
-    for word in judge._NEGATIONS:
-        assert tuple(word) not in judge._PADDING
+    for word in matching._NEGATIONS:
+        assert tuple(word) not in matching._PADDING
 
 
 def test_traditional_table_pairs_share_a_reading():
     from pypinyin import Style, pinyin
 
-    for trad, simp in judge._T2S.items():
+    for trad, simp in text._T2S.items():
         t = set(pinyin(trad, style=Style.NORMAL, heteronym=True)[0])
         s = set(pinyin(simp, style=Style.NORMAL, heteronym=True)[0])
         assert t & s, (trad, simp)
@@ -255,7 +264,18 @@ def test_a_revealed_answer_is_revealed_once_and_a_used_up_deck_draws_none() -> N
     assert deck.judge("长脖子鹿") == "right"
     assert deck.reveal() == "长颈鹿"
     assert deck.reveal() is None
-    assert deck.solve() is None
+    with pytest.raises(ValueError, match="no question is open"):
+        deck.solve()
     assert deck.solved == 0
     assert deck.draw() is None
     assert deck.asked == 1
+
+
+def test_a_deck_gives_the_open_question_s_fields_until_its_answer_is_revealed() -> None:
+    deck = Deck([{"answer": "雨伞", "question": "有骨没有肉", "hint": "下雨天用"}])
+    assert deck.open_field("question") is None  # nothing drawn yet
+    deck.draw()
+    assert (deck.open_field("question"), deck.open_field("hint")) == ("有骨没有肉", "下雨天用")
+    assert deck.open_field("picture") is None
+    deck.reveal()
+    assert deck.open_field("hint") is None

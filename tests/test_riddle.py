@@ -108,12 +108,7 @@ async def test_start_reads_the_riddle_without_asking_the_model(hosts, fake, game
         "number": 1,
         "must_say": [question],
     }
-    assert state(hosts) == {
-        "谜面": question,
-        "已出题": 1,
-        "猜对": 0,
-        "谜底已揭晓": False,
-    }
+    assert state(hosts) == {"谜面": question, "已出题": 1, "猜对": 0}
 
 
 # --------------------------------------------------------------------------- judging
@@ -131,12 +126,7 @@ async def test_right_answer_in_the_users_words(hosts, fake, said) -> None:
     again = right + "要不要再来一个？"
     assert fake.requests == []  # judged and worded in code
     assert last_result(hosts) == {"correct": True, "answer": FIRST, "message": again, "must_say": [right]}
-    assert state(hosts) | {"谜面": None} == {
-        "谜面": None,
-        "已出题": 1,
-        "猜对": 1,
-        "谜底已揭晓": True,
-    }
+    assert state(hosts) == {"谜面": None, "已出题": 1, "猜对": 1}  # revealed: no riddle open
     assert replies[-1].text == f"{right}要不要再来一个？"
     assert replies[-1].session == "active"
 
@@ -184,7 +174,7 @@ async def test_half_an_answer_is_wrong(hosts, fake, said) -> None:
     host = await started(hosts, fake)
     await ask(host, "message", said)
     assert last_result(hosts)["correct"] is False
-    assert state(hosts)["谜底已揭晓"] is False
+    assert state(hosts)["谜面"] is not None  # still open
 
 
 @pytest.mark.parametrize("said", ["不是长颈鹿", "长颈鹿还是大象"], ids=["negated", "hedged"])
@@ -271,7 +261,7 @@ async def test_give_up_says_the_answer_even_when_the_model_does_not(hosts, fake)
     ]
     assert [r.text for r in replies] == [f"谜底是{FIRST}。", "好吧，我来揭晓。"]
     assert replies[-1].session == "active"
-    assert state(hosts)["谜底已揭晓"] is True
+    assert state(hosts)["谜面"] is None  # revealed
     assert state(hosts)["猜对"] == 0
     # the end does not say it a second time
     end = await ask(host, "end", "结束游戏")
@@ -292,12 +282,7 @@ async def test_the_next_riddle_tool_reveals_the_unsolved_one_then_reads_the_new_
         {"outcome": "new_riddle", "question": question, "number": 2, "already_said": [reveal, question]}
     ]
     assert [r.text for r in replies] == [reveal, question, "好，下一个。"]
-    assert state_of(fake.requests[-1]) == {
-        "谜面": question,
-        "已出题": 2,
-        "猜对": 0,
-        "谜底已揭晓": False,
-    }
+    assert state_of(fake.requests[-1]) == {"谜面": question, "已出题": 2, "猜对": 0}
     assert SECOND not in fake.all_text()
 
 
@@ -308,17 +293,17 @@ async def test_next_in_code_reveals_the_unsolved_one_then_reads_the_numbered_new
     question = riddle(game, SECOND)["question"]
     assert [r.text for r in replies] == [f"谜底是{FIRST}。", f"第2个谜语。听好了：{question}你猜是什么？"]
     assert len(fake.requests) == asked  # the model was not asked: it made riddles up
-    assert state(hosts) == {"谜面": question, "已出题": 2, "猜对": 0, "谜底已揭晓": False}
+    assert state(hosts) == {"谜面": question, "已出题": 2, "猜对": 0}
 
 
 async def test_give_up_next_and_another_bring_three_distinct_riddles_and_end_counts_them(hosts, fake) -> None:
     host = await started(hosts, fake)
     agent = hosts.agents[-1]
-    questions = [agent.riddles.current["question"]]
+    questions = [agent.deck.current["question"]]
     assert f"谜底是{FIRST}" in texts(await ask(host, "message", "猜不出来"))
     for line, number in (("下一个", 2), ("再来一个", 3)):
         replies = await ask(host, "message", line)
-        questions.append(agent.riddles.current["question"])
+        questions.append(agent.deck.current["question"])
         assert f"第{number}个谜语。听好了：{questions[-1]}" in texts(replies)
     assert len(set(questions)) == 3
     end = await ask(host, "end", "结束游戏")
@@ -345,7 +330,7 @@ async def test_say_it_again_repeats_the_riddle_from_the_state(hosts, fake, game)
     host = await started(hosts, fake)
     asked = len(fake.requests)
     replies = await ask(host, "message", "再念一遍")
-    assert texts(replies) == f"再说一遍，听好了：{riddle(game, FIRST)['question']}你猜是什么？"
+    assert texts(replies) == f"再说一遍，听好了：{riddle(game, FIRST)['question']}"  # the runtime's, from self.deck
     assert len(fake.requests) == asked
     assert state(hosts)["已出题"] == 1
     assert hosts.agents[-1].unrevealed() == [FIRST]
@@ -357,7 +342,7 @@ async def test_ten_next_riddles_in_a_session_never_repeat(loaded, fake) -> None:
     try:
         host = made.make(fake)
         await ask(host, "start", "玩猜谜语")
-        deck = cast(Any, made.agents[-1]).riddles  # the riddle game's GameAgent
+        deck = cast(Any, made.agents[-1]).deck  # the riddle game's GameAgent
         questions = [deck.current["question"]]
         for number in range(2, 12):
             replies = await ask(host, "message", "下一个")
@@ -395,7 +380,7 @@ async def test_chit_chat_judges_nothing_and_keeps_the_riddle(hosts, fake) -> Non
     assert tool_results(fake.requests[-1]) == []
     assert directives(replies) == []
     assert "".join(r.text for r in replies) == "今天天气真好。我们接着猜刚才的谜语吧。"
-    assert state_of(fake.requests[-1])["谜底已揭晓"] is False  # unchanged
+    assert state_of(fake.requests[-1])["谜面"] is not None  # unchanged: still open
     await ask(host, "message", "长颈鹿")
     assert last_result(hosts)["correct"] is True
 

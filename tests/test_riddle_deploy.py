@@ -231,3 +231,34 @@ def test_the_template_is_under_100_lines_as_its_readme_and_the_guide_say() -> No
     assert len(lines) < 100
     assert "代码不到 100 行" in (RIDDLE / "README.md").read_text(encoding="utf-8")
     assert "模板的代码不到 100 行" in (ROOT / "docs" / "guide.zh-CN.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ what a new repository gets
+
+
+def test_the_template_ignores_secrets_binaries_and_caches_in_git(tmp_path: Path) -> None:
+    """Issue 38: the guide said .env is ignored, but the template folder had no .gitignore,
+    and its own build command wrote a 25 MiB binary into it."""
+    import shutil
+
+    git = need_program("git", package="git")
+    repo = tmp_path / "my_game"
+    shutil.copytree(RIDDLE, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([git, "init", "-q", str(repo)], check=True)
+    kept = ["SKILL.md", "agent.py", ".env.example", "deploy/Dockerfile"]
+    ignored = [".env", "dist/riddle", "image/riddle", "space/riddle", "__pycache__/agent.cpython-311.pyc",
+               ".ruff_cache/x", ".mypy_cache/x", ".pytest_cache/x", ".venv/bin/python"]
+    proc = subprocess.run([git, "check-ignore", "--no-index", *kept, *ignored], cwd=repo,
+                          capture_output=True, text=True)
+    assert proc.stdout.split() == ignored
+
+
+def test_build_game_in_the_game_folder_writes_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    game = tmp_path / "repo" / "my_game"
+    (game / "deploy").mkdir(parents=True)
+    monkeypatch.chdir(game)
+    assert build_game.default_out(Path(".")) == tmp_path / "repo" / "dist"
+    monkeypatch.chdir(game / "deploy")
+    assert build_game.default_out(Path("..")) == tmp_path / "repo" / "dist"
+    monkeypatch.chdir(tmp_path)
+    assert build_game.default_out(Path("repo/my_game")) == tmp_path / "dist"

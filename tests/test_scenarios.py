@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -96,3 +97,43 @@ def test_a_bad_scenario_file_is_one_line_saying_what_to_fix(probe, capsys, conte
     assert message in err
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def _heard_numbers(out: str) -> list[str]:
+    return re.findall(r"heard 「数字(\d+)", out)
+
+
+@pytest.fixture
+def random_start(probe: Path) -> None:
+    """The probe game opens with a random number (as a game draws its question)."""
+    agent = probe / "agent.py"
+    text = agent.read_text(encoding="utf-8")
+    old = '        turn.must_say("开局口令")\n'
+    assert old in text
+    text = text.replace(old, '        turn.reply(f"数字{random.randint(1, 10**9)}")\n')
+    text = text.replace("from __future__ import annotations\n", "from __future__ import annotations\n\nimport random\n")
+    agent.write_text(text, encoding="utf-8")
+
+
+def test_a_scenario_seed_pins_every_repeated_run(probe, capsys, random_start) -> None:
+    write(probe, "scenarios:\n  - name: 开局\n    seed: 7\n    steps:\n      - start: 玩\n        spoken: [不会说的话]\n")
+    assert main(["test", str(probe), "--repeat", "3"]) == 1
+    heard = _heard_numbers(capsys.readouterr().out)
+    assert len(heard) == 3
+    assert len(set(heard)) == 1
+
+
+def test_without_a_seed_repeated_runs_differ(probe, capsys, random_start) -> None:
+    write(probe, "scenarios:\n  - name: 开局\n    steps:\n      - start: 玩\n        spoken: [不会说的话]\n")
+    assert main(["test", str(probe), "--repeat", "3"]) == 1
+    heard = _heard_numbers(capsys.readouterr().out)
+    assert len(heard) == 3
+    assert len(set(heard)) == 3
+
+
+def test_an_answer_with_nothing_unrevealed_is_a_clear_scenario_error(probe, capsys) -> None:
+    write(probe, "scenarios:\n  - name: 说答案\n    steps:\n      - start: 玩\n      - say: 我猜是{answer}\n")
+    assert main(["test", str(probe)]) == 1
+    out = capsys.readouterr().out
+    assert "step 2 (我猜是{answer}): {answer} has nothing to stand for" in out
+    assert "unrevealed() is empty" in out

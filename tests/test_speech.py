@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentcade.core.judge import help_request
 from agentcade.core.speech import SentenceSplitter, speakable, split_sentences
 from agentcade.game.turn import Turn
+from tests import labelled
 
 
 @pytest.mark.parametrize(
@@ -21,7 +24,16 @@ from agentcade.game.turn import Turn
         ("**太棒了**！", "太棒了！"),
         ("猜中了！就是十五。", "猜中了！就是十五。"),
     ],
-    ids=["tool-response", "tools", "speaker-tag", "envelope", "open-tool-call", "call", "markdown", "plain"],
+    ids=[
+        "tool-response",
+        "tools",
+        "speaker-tag",
+        "envelope",
+        "open-tool-call",
+        "call",
+        "markdown",
+        "plain",
+    ],
 )
 def test_speakable_removes_what_must_never_be_spoken(raw, spoken) -> None:
     assert speakable(raw) == spoken
@@ -48,7 +60,9 @@ def test_a_whole_text_is_cut_by_the_streaming_rule() -> None:
     assert split_sentences("  ") == []
 
 
-@pytest.mark.parametrize("said", ["不知道", "我不知道", "我不会", "嗯我不知道呀", "给我一个提示", "好难啊"])
+@pytest.mark.parametrize(
+    "said", ["不知道", "我不知道", "我不会", "嗯我不知道呀", "给我一个提示", "好难啊"]
+)
 def test_not_knowing_asks_for_a_hint(said) -> None:
     assert help_request(said) == "hint"
 
@@ -71,8 +85,13 @@ async def test_a_required_text_spoken_at_once_is_not_repeated_by_the_final_reply
     turn = Turn("message", "", _ignore)
     turn.must_say("十五", fallback="猜中了！就是十五。")
     turn.must_say("我想好了一个一到二十之间的数，你有五次机会。")
-    assert await turn.speak_required() == ["猜中了！就是十五。", "我想好了一个一到二十之间的数，你有五次机会。"]
-    final = turn.final_reply("太棒了，就是十五！好呀，我想好了一个一到二十之间的数，你有五次机会。加油！")
+    assert await turn.speak_required() == [
+        "猜中了！就是十五。",
+        "我想好了一个一到二十之间的数，你有五次机会。",
+    ]
+    final = turn.final_reply(
+        "太棒了，就是十五！好呀，我想好了一个一到二十之间的数，你有五次机会。加油！"
+    )
     assert final.text == "好呀，加油！"
 
 
@@ -84,3 +103,21 @@ def test_model_words_keep_each_sentence_once_and_stop_at_the_limit() -> None:
     assert said == "我问他：“你好吗？”他说：“挺好的。”哈哈哈哈。今天天气真好呀。"
     long = "".join(f"第{i}句话说给你听呀。" for i in range(100))
     assert 0 < len(model_words(long)) <= MODEL_WORDS_LIMIT
+
+
+_HELP_CASES = Path(__file__).parent / "data" / "help_cases.tsv"
+
+
+@pytest.mark.parametrize(
+    ("expected", "said", "what"),
+    [tuple(row) for _, row in labelled.rows(_HELP_CASES)],
+    ids=lambda v: str(v),
+)
+def test_a_line_is_the_help_request_it_was_labelled(expected: str, said: str, what: str) -> None:
+    assert help_request(said) == (None if expected == "-" else expected), what
+
+
+def test_the_help_set_has_hints_give_ups_and_other_lines() -> None:
+    expected = [row[0] for _, row in labelled.rows(_HELP_CASES)]
+    assert {"hint", "give_up", "-"} == set(expected)
+    assert expected.count("-") >= 10

@@ -610,8 +610,8 @@ async def test_a_tool_raising_a_process_ending_exception_raises_game_code_error(
 class Line:
     """What a judging tool sees of the turn: the words and whether they were judged."""
 
-    def __init__(self, *, judged: bool = False) -> None:
-        self.text = "我猜是雨伞"
+    def __init__(self, *, judged: bool = False, text: str = "我猜是雨伞") -> None:
+        self.text = text
         self.judged = judged
 
 
@@ -637,6 +637,21 @@ async def test_a_judging_tool_is_not_called_for_a_line_on_message_judged() -> No
     game = Judge()
     assert await Judge.check_answer.invoke(game, Line(judged=True), None) == {"outcome": "already_judged"}
     assert game.judged == []
+
+
+@pytest.mark.parametrize("said", ["你叫什么名字", "我们聊聊天吧", "你好呀"])
+async def test_a_judging_tool_is_not_run_for_small_talk_and_the_line_stays_unjudged(said: str) -> None:
+    """Issue 38: a model called the judging tool for every line; small talk counted as judged."""
+    game, line = Judge(), Line(text=said)
+    assert await Judge.check_answer.invoke(game, line, None) == {"outcome": "small_talk"}
+    assert not line.judged
+    assert game.judged == []
+
+
+async def test_a_guess_framed_line_is_judged_even_if_it_chats() -> None:
+    game, line = Judge(), Line(text="我猜你喜欢的是雨伞")
+    assert await Judge.check_answer.invoke(game, line, None) == {"correct": True}
+    assert line.judged
 
 
 def test_only_a_tool_declared_judging_is_one() -> None:

@@ -23,7 +23,7 @@ from agentcade.check.rules import (
     DEFAULT_TIMEOUT,
     CheckResult,
 )
-from agentcade.check.session import GameCalls, check_session
+from agentcade.check.session import GameCalls, ScenarioLines, check_session
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import RULES as SKILL_RULES, Skill, check_skill
 from agentcade.core.trace import Trace
@@ -115,7 +115,7 @@ async def _check_folder(
                 served = f"http://127.0.0.1:{_port}/"
                 await check_session(
                     result, served, say=say, timeout=timeout, client=client, local=True,
-                    game_calls=game_calls,
+                    game_calls=game_calls, scenarios=_scenario_lines(path),
                 )
                 nursery.cancel_scope.cancel()
     except (SettingsError, GameLoadError, OSError) as exc:  # settings, start-up
@@ -126,6 +126,21 @@ async def _check_folder(
         )
         _skip_session(result, "not checked: the game could not be served")
     return result
+
+
+def _scenario_lines(folder: Path) -> list[ScenarioLines]:
+    """The lines of ``scenarios.yaml`` (none when it is missing or does not load: ``agentcade
+    test`` reports that), so check exercises the paths the author wrote scenarios for."""
+    from agentcade.commands._scenarios import SCENARIO_FILE, load_scenarios
+    from agentcade.core.errors import InputError
+
+    if not (folder / SCENARIO_FILE).is_file():
+        return []
+    try:
+        scenarios = load_scenarios(folder)
+    except InputError:
+        return []
+    return [ScenarioLines(s.name, tuple((step.kind, step.text) for step in s.steps)) for s in scenarios]
 
 
 def _check_skill_file(
@@ -157,6 +172,8 @@ def _check_skill_file(
 def _check_tool_mentions(
     result: CheckResult, skill: Skill, tools: set[str], builtins: frozenset[str]
 ) -> None:
+    if not skill.tool_references:
+        result.skip("SKILL-TOOL-MISSING", 'not exercised: SKILL.md says "调用 X" for no tool')
     for name in skill.tool_references:
         if name not in tools and name not in builtins:
             close = sorted(tools)
@@ -167,6 +184,8 @@ def _check_tool_mentions(
                 "rename the mention in SKILL.md to the tool's name, or add the tool",
             )
     result.ok("SKILL-TOOL-MISSING")
+    if not tools:
+        result.skip("TOOLS-UNMENTIONED", "not exercised: the game has no tools")
     for name in sorted(tools):
         if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", skill.body):
             result.problem(
@@ -181,7 +200,11 @@ def _check_blocking(result: CheckResult, agent_cls: type, tools: Iterable[Tool])
     from agentcade.check.blocking import blocking_calls, tool_and_hook_functions
 
     clean = True
-    for where, fn in tool_and_hook_functions(agent_cls, tools):
+    functions = tool_and_hook_functions(agent_cls, tools)
+    if not functions:
+        result.skip("TOOLS-BLOCKING", "not exercised: the game has no tools and no hooks")
+        return
+    for where, fn in functions:
         for call, instead in blocking_calls(fn):
             clean = False
             result.problem(
@@ -204,8 +227,11 @@ def _check_settings_declared(result: CheckResult, folder: Path, config_cls: type
     except SettingsError:
         result.skip("SETTINGS-UNDECLARED", "not checked: settings.yaml does not load (see GAME-LOAD)")
         return
-    missing = [k for k in config_cls.setting_keys() if k not in declared and k not in LLM_KEYS]
-    if missing:
+    read = [k for k in config_cls.setting_keys() if k not in LLM_KEYS]
+    missing = [k for k in read if k not in declared]
+    if not read:
+        result.skip("SETTINGS-UNDECLARED", "not exercised: config.py reads no setting of its own")
+    elif missing:
         result.problem(
             "SETTINGS-UNDECLARED",
             f"config.py reads {', '.join(missing)}, which settings.yaml does not list",

@@ -13,10 +13,18 @@ from agentcade.check.rules import CheckResult, Finding
 __all__ = ["catalog_entry", "format_text", "to_junit"]
 
 _MARK = {"pass": "✓", "fail": "✗", "warn": "!", "skip": "-"}
+PLACEHOLDER_URL = "https://your-game.example/"
+"""The catalog entry's url for a folder: the address users will enter is not known yet."""
+
+
+def checked_an_address(result: CheckResult) -> bool:
+    """Whether the check's target was an address (not a folder or a built-in id)."""
+    return result.target.startswith(("https://", "http://"))
 
 
 def format_text(result: CheckResult) -> list[str]:
-    """The readable report: problems first (with fixes), then passes, then a summary line."""
+    """The readable report: problems first (with fixes), then what was not exercised, then
+    passes, then a summary line. ✓ only for a rule something exercised."""
     lines = [f"agentcade check {result.target}"]
     order = {"fail": 0, "warn": 1, "skip": 2, "pass": 3}
     for f in sorted(result.findings, key=lambda f: order[f.status]):
@@ -26,7 +34,8 @@ def format_text(result: CheckResult) -> list[str]:
     c = result.counts()
     verdict = "PASSED" if result.passed else "FAILED"
     lines.append(
-        f"{verdict}: {c['fail']} failed, {c['warn']} warnings, {c['pass']} passed, {c['skip']} skipped"
+        f"{verdict}: {c['fail']} failed, {c['warn']} warnings, {c['pass']} passed, "
+        f"{c['skip']} not exercised"
     )
     return lines
 
@@ -66,11 +75,14 @@ def to_junit(result: CheckResult) -> str:
 
 
 def catalog_entry(result: CheckResult) -> dict[str, Any] | None:
-    """The game's catalog entry (``games/catalog.json`` schema), from the card or SKILL.md."""
+    """The game's catalog entry (``games/catalog.json`` schema), from the card or SKILL.md.
+
+    Its url is the address checked when the target was one (``check URL``), and a
+    placeholder for a folder (served on 127.0.0.1 only for the check)."""
     card = result.card
     if card is None:
         return None
-    url = result.target if result.target.startswith("https://") else "https://your-game.example/"
+    url = result.target if checked_an_address(result) else PLACEHOLDER_URL
     skill = result.skill
     return {
         "id": card.game_id,

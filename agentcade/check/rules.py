@@ -85,7 +85,8 @@ _SESSION_RULES = tuple(
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One rule's outcome: ``pass``, ``skip`` (could not run), or a ``fail``/``warn`` problem."""
+    """One rule's outcome: ``pass``, ``skip`` (not exercised: nothing the check did reached
+    it, or it could not run), or a ``fail``/``warn`` problem."""
 
     rule: str
     level: Level
@@ -138,6 +139,8 @@ class CheckResult:
 
     def problem(self, rule: str, message: str, fix: str) -> None:
         level = RULES[rule]
+        if any(f.rule == rule and f.message == message for f in self.findings):
+            return  # the same problem from another request of the same kind
         self.findings = [f for f in self.findings if f.rule != rule or f.status in ("fail", "warn")]
         self.findings.append(Finding(rule, level, level, message, fix))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,7 +46,19 @@ from agentcade.core.speech import speakable
 from agentcade.device.validate import validate_directive
 from agentcade.game.skill_agent import HOOKS
 
-__all__ = ["GameCalls", "check_session"]
+__all__ = ["PROBE_LINES", "GameCalls", "ScenarioLines", "check_session"]
+
+PROBE_LINES = ("再说一遍", "给我一个提示", "下一个", "我放弃", "再来一局")
+"""Said after the probe line in the same session, so the paths of round control, a hint and
+a give-up run too (their hooks, their tools, their directives)."""
+
+
+@dataclass(frozen=True)
+class ScenarioLines:
+    """One scenario of ``scenarios.yaml`` as ``check`` plays it: (kind, text) per step."""
+
+    name: str
+    steps: tuple[tuple[str, str], ...]
 
 
 class GameCalls:
@@ -98,12 +110,14 @@ async def check_session(
     client: A2AClient | None = None,
     local: bool = False,
     game_calls: GameCalls | None = None,
+    scenarios: Sequence[ScenarioLines] = (),
 ) -> None:
     """The card and session checks against ``url``; findings go into ``result``.
 
     ``local``: ``url`` is a folder served by ``check`` itself (SKILL.md rules already ran,
     so the card's author/capabilities are not checked again). ``game_calls``: that game's
-    refused robot calls, read after each request.
+    refused robot calls, read after each request. ``scenarios``: the lines of the folder's
+    ``scenarios.yaml``, each scenario played in a session of its own after the probe.
     """
     result.url = url
     a2a = client or A2AClient(reply_timeout=timeout)
@@ -171,7 +185,7 @@ async def check_session(
     result.ok("PROTOCOL-SUNSET")
 
     session = _Session(result, a2a, endpoint_for(url, card), protocol, card, timeout, game_calls)
-    await session.run(say)
+    await session.run(say, scenarios)
 
 
 def _check_card_declaration(result: CheckResult, card: CardInfo) -> None:
@@ -198,6 +212,7 @@ class _Outcome:
     """One request's replies, how long the first took, and what went wrong."""
 
     kind: str
+    text: str = ""
     replies: list[tuple[GameReply, bool]] = field(default_factory=list)
     first_after: float | None = None
     error: GameRemoteError | None = None
@@ -237,22 +252,33 @@ class _Session:
         self.card = card
         self.timeout = timeout
         self.seen_unknown: set[str] = set()
+        self.seen_protocols: set[str] = set()
         self.seen_unsafe: set[tuple[str, str]] = set()
+        # what the session exercised: a rule nothing exercised is "not exercised", never ✓
+        self.directives = 0
+        self.intermediate = 0
+        self.payloads = 0
+        self.scenarios = 0
 
-    async def run(self, say: str) -> None:
+    async def run(self, say: str, scenarios: Sequence[ScenarioLines] = ()) -> None:
         r = self.result
-        context = f"agentcade-check-{uuid.uuid4().hex}"
-        outcomes = [
-            await self.request(context, GameInput(kind="start", text=DEFAULT_START)),
-            await self.request(context, GameInput(kind="message", text=say)),
-            await self.request(context, GameInput(kind="end", text="结束游戏")),
-        ]
+        probe = await self.play([("start", DEFAULT_START), ("message", say),
+                                 *(("message", line) for line in PROBE_LINES), ("end", "结束游戏")])
+        played = [*probe]
+        for scenario in scenarios:
+            steps = [(kind, text) for kind, text in scenario.steps if "{answer}" not in text]
+            if not steps or steps[0][0] != "start":
+                steps.insert(0, ("start", DEFAULT_START))
+            if steps[-1][0] != "end":
+                steps.append(("end", "结束游戏"))
+            played.extend(await self.play(steps))
+        self.scenarios = len(scenarios)
         missing = await self.request(
             f"agentcade-check-missing-{uuid.uuid4().hex}", GameInput(kind="message", text=say)
         )
-        for outcome in outcomes:
+        for outcome in played:
             self.judge_request(outcome)
-        end = outcomes[2]
+        end = probe[-1]
         if end.final is not None and end.final.session != "ended":
             r.problem(
                 "SESSION-END-ENDED",
@@ -276,21 +302,74 @@ class _Session:
                 "(the main agent then knows the game is over)",
             )
         r.ok("SESSION-MISSING-ENDED")
-        for outcome in [*outcomes, missing]:
+        for outcome in [*played, missing]:
             if outcome.first_after is not None and outcome.first_after > FIRST_REPLY_SLOW:
                 r.problem(
                     "REPLY-FIRST-SLOW",
                     f"the first spoken reply to {outcome.kind} came after {outcome.first_after:.1f} s",
                     'say something first (turn.say("稍等")) and show effects.Progress',
                 )
-        for rule in ("REPLY-FIRST-SLOW", "REPLY-FORMAT", "REPLY-PROTOCOL", "REPLY-UNKNOWN-FIELD",
-                     "REPLY-ENDED-EARLY", "SESSION-TIMEOUT", "DIRECTIVE-INVALID",
-                     "DIRECTIVE-UNDECLARED", "SAFETY-PERSONAL-DATA", "SAFETY-UNSAFE-ACT",
-                     "SAFETY-IMPERSONATION"):
-            r.ok(rule)
+        self.conclude([*played, missing])
+
+    async def play(self, steps: Sequence[tuple[str, str]]) -> list[_Outcome]:
+        """Say ``steps`` in one session; a line after the game ended it opens a new one."""
+        context = f"agentcade-check-{uuid.uuid4().hex}"
+        outcomes: list[_Outcome] = []
+        for kind, text in steps:
+            ended = bool(outcomes) and outcomes[-1].final is not None and outcomes[-1].final.session == "ended"
+            if ended and kind == "message":
+                context = f"agentcade-check-{uuid.uuid4().hex}"
+                outcomes.append(await self.request(context, GameInput(kind="start", text=DEFAULT_START)))
+            outcomes.append(await self.request(context, GameInput(kind=kind, text=text)))  # type: ignore[arg-type]
+        return outcomes
+
+    def conclude(self, outcomes: Sequence[_Outcome]) -> None:
+        """Every session rule without a problem: passed when the session exercised it, else
+        "not exercised" with what it would have needed. Never a ✓ for what nothing tested."""
+        r = self.result
+        requests = len(outcomes)
+        replies = sum(len(o.replies) for o in outcomes)
+        lines = "、".join(dict.fromkeys(o.text for o in outcomes if o.kind == "message"))
+        scenarios = f" and the {self.scenarios} scenarios of scenarios.yaml" if self.scenarios else ""
+        said = f"{requests} requests (lines: {lines}){scenarios}"
+        directives = f"{self.directives} robot directives in {requests} requests" + (
+            f", the probe lines and {self.scenarios} scenarios" if self.scenarios else ""
+        )
+        exercised: dict[str, tuple[bool, str, str]] = {
+            # rule: (exercised, the pass message, why not exercised)
+            "REPLY-FIRST-SLOW": (any(o.first_after is not None for o in outcomes), "",
+                                 "no reply spoke"),
+            "REPLY-FORMAT": (self.payloads > 0, f"{self.payloads} replies are valid GameReplies",
+                             "no reply carried a GameReply"),
+            "REPLY-PROTOCOL": (self.payloads > 0, "", "no reply carried a GameReply"),
+            "REPLY-UNKNOWN-FIELD": (self.payloads > 0, "", "no reply carried a GameReply"),
+            "REPLY-ENDED-EARLY": (self.intermediate > 0,
+                                  f"{self.intermediate} intermediate replies keep the session active",
+                                  "every reply was final: no intermediate reply to look at"),
+            "SESSION-TIMEOUT": (requests > 0, f"each of {requests} requests got its final reply in time",
+                                "no request was made"),
+            "DIRECTIVE-INVALID": (self.directives > 0, f"every directive is valid ({directives})",
+                                  f"no robot directive was sent or tried in {said}; a scenario in "
+                                  "scenarios.yaml that reaches the game's directives exercises them"),
+            "DIRECTIVE-UNDECLARED": (self.directives > 0,
+                                     f"every directive's capability is declared ({directives})",
+                                     f"no robot directive was sent or tried in {said}; a scenario "
+                                     "in scenarios.yaml that reaches the game's directives "
+                                     "exercises them"),
+            "SAFETY-PERSONAL-DATA": (replies > 0, f"no reply asks for personal data ({replies} replies)",
+                                     "no reply to read"),
+            "SAFETY-UNSAFE-ACT": (replies > 0, f"no reply tells the child to do something unsafe "
+                                  f"({replies} replies)", "no reply to read"),
+            "SAFETY-IMPERSONATION": (replies > 0, "", "no reply to read"),
+        }
+        for rule, (ran, passed, why) in exercised.items():
+            if ran:
+                r.ok(rule, passed or None)
+            else:
+                r.skip(rule, f"not exercised: {why}")
 
     async def request(self, context: str, game_input: GameInput) -> _Outcome:
-        outcome = _Outcome(game_input.kind)
+        outcome = _Outcome(game_input.kind, game_input.text)
         started = trio.current_time()
         results: list[object] = []
         with trio.move_on_after(self.timeout) as scope:
@@ -304,6 +383,7 @@ class _Session:
                             # a progress bar or a drawing is not an answer the family hears
                             outcome.first_after = trio.current_time() - started
                         outcome.replies.append((reply, is_final))
+                        self.intermediate += not is_final
                         self.check_directives(game_input.kind, reply)
                         self.check_safety(game_input, reply)
             except GameRemoteError as exc:
@@ -338,6 +418,7 @@ class _Session:
         returns whether a reply failed REPLY-FORMAT or REPLY-PROTOCOL."""
         failed = False
         for data in _reply_payloads(results):
+            self.payloads += 1
             try:
                 reply = parse_reply(data)
             except ProtocolError as exc:
@@ -351,6 +432,8 @@ class _Session:
                 continue
             if reply.protocol != self.protocol:
                 failed = True
+            if reply.protocol != self.protocol and reply.protocol not in self.seen_protocols:
+                self.seen_protocols.add(reply.protocol)  # once per version, not once per reply
                 self.result.problem(
                     "REPLY-PROTOCOL",
                     f"a reply to {kind} speaks {reply.protocol!r}, but the request (and the "
@@ -371,6 +454,7 @@ class _Session:
 
     def check_directives(self, kind: str, reply: GameReply) -> None:
         for directive in reply.directives:
+            self.directives += 1
             try:
                 validate_directive(directive, self.card.capabilities)
             except DirectiveError as exc:
@@ -408,6 +492,7 @@ class _Session:
     def report_refused(self, kind: str, records: list[dict[str, Any]]) -> None:
         """A local game's refused robot calls (``GameCalls``), each (tool, call) once."""
         for record in records:
+            self.directives += 1
             tool = record.get("tool")
             described = str(record.get("directive") or record.get("call"))
             if (tool, described) in self.seen_refused:

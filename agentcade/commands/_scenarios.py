@@ -19,7 +19,9 @@ A scenario is a list of steps, each one line said to the game (``start``, ``say`
             session: ended
 
 ``{answer}`` in a line is replaced by the game's first unrevealed answer
-(``SkillAgent.unrevealed``), so a scenario can say the right answer of a random question.
+(``SkillAgent.unrevealed``), so a scenario can say the right answer of a random question;
+when there is none, the step fails saying so (it never says an empty line).
+``seed:`` pins ``random`` for every run of its scenario, ``--repeat`` included.
 
 The game runs in this process behind a ``GameHost``, with the model its settings name
 (the offline model when no ``LLM_*`` is set). Every turn is also checked for what no game
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import random
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -40,6 +43,8 @@ from typing import Any, Literal
 
 import yaml
 
+from agentcade.a2a.card import endpoint_for
+from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.core.errors import InputError
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.trace import Trace
@@ -47,7 +52,18 @@ from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame
 from agentcade.game.skill_agent import SkillAgent, has_verdict
 
-__all__ = ["SCENARIO_FILE", "Run", "Scenario", "load_scenarios", "play_scenario"]
+__all__ = [
+    "SCENARIO_FILE",
+    "RemoteGame",
+    "Run",
+    "Scenario",
+    "load_remote_scenarios",
+    "load_scenario_file",
+    "load_scenarios",
+    "open_remote_game",
+    "play_remote_scenario",
+    "play_scenario",
+]
 
 SCENARIO_FILE = "scenarios.yaml"
 _KINDS: dict[str, Literal["start", "message", "end"]] = {
@@ -76,7 +92,10 @@ class Step:
 class Scenario:
     name: str
     steps: tuple[Step, ...]
-    seed: int = 0
+    seed: int | None = None
+    """``seed:`` of the scenario: every run starts ``random`` from it (runs are alike, under
+    ``--repeat`` too). Without it each run has its own (runs vary, reproducibly)."""
+    index: int = 1
 
 
 @dataclass
@@ -99,7 +118,32 @@ def load_scenarios(game_dir: Path) -> list[Scenario]:
     Raises:
         InputError: the file is missing or malformed; the message says what to fix.
     """
-    path = game_dir / SCENARIO_FILE
+    return load_scenario_file(game_dir / SCENARIO_FILE)
+
+
+def load_remote_scenarios(path: Path) -> list[Scenario]:
+    """The scenarios of ``path`` for a remote game: no ``judged`` and no ``{answer}``, which
+    need the game's own trace and ``unrevealed()`` (only a game folder has them).
+
+    Raises:
+        InputError: the file is missing or malformed, or a step needs what a remote game
+            does not show; the message says what to fix.
+    """
+    scenarios = load_scenario_file(path)
+    for scenario in scenarios:
+        for number, step in enumerate(scenario.steps, 1):
+            where = f"{path}: scenario {scenario.name!r}, step {number}"
+            if step.judged is not None:
+                raise InputError(f"{where}: 'judged' needs the game's own trace, which only a game "
+                                 "folder has; remove it to test a remote game")
+            if "{answer}" in step.text:
+                raise InputError(f"{where}: {{answer}} needs the game's unrevealed(), which only a "
+                                 "game folder has; say the answer's words instead")
+    return scenarios
+
+
+def load_scenario_file(path: Path) -> list[Scenario]:
+    """The scenarios in the YAML file ``path`` (``load_scenarios``)."""
     if not path.is_file():
         raise InputError(f"{path}: missing; write the game's scenarios there (see the guide, 场景测试)")
     try:
@@ -119,10 +163,11 @@ def _scenario(path: Path, index: int, item: Any) -> Scenario:
     steps = item.get("steps")
     if not isinstance(steps, list) or not steps:
         raise InputError(f"{where} ({item['name']}): needs a non-empty list of 'steps'")
-    seed = item.get("seed", index)
-    if not isinstance(seed, int):
+    seed = item.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise InputError(f"{where}: 'seed' must be a whole number")
-    return Scenario(item["name"], tuple(_step(f"{where}, step {n}", s) for n, s in enumerate(steps, 1)), seed)
+    steps_read = tuple(_step(f"{where}, step {n}", s) for n, s in enumerate(steps, 1))
+    return Scenario(item["name"], steps_read, seed, index)
 
 
 def _step(where: str, item: Any) -> Step:
@@ -176,7 +221,7 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
         agents.append(game.new_agent(settings))
         return agents[-1]
 
-    random.seed(scenario.seed * 1000 + run)
+    random.seed(scenario.index * 1000 + run if scenario.seed is None else scenario.seed)
     host = GameHost(new_agent, trace=Trace(records.append))
     outcome = Run()
     try:
@@ -188,7 +233,14 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
             text = step.text
             if "{answer}" in text:  # the game's current secret, e.g. to say the right answer
                 hidden = list(agents[-1].unrevealed()) if agents else []
-                text = text.replace("{answer}", hidden[0] if hidden else "")
+                if not hidden:
+                    outcome.failures.append(
+                        f"step {number} ({step.text}): {{answer}} has nothing to stand for: the "
+                        "game's unrevealed() is empty here (no question in play, or its answer "
+                        "was already said); put the step where a question is open"
+                    )
+                    break
+                text = text.replace("{answer}", hidden[0])
             await host.handle("scenario", GameInput(kind=step.kind, text=text), emit)
             turns = [r for r in records[mark:] if r["type"] == "turn"]
             over = bool(replies) and replies[-1].session == "ended"
@@ -196,6 +248,70 @@ async def play_scenario(game: LoadedGame, scenario: Scenario, run: int) -> Run:
             _judge(outcome, f"step {number} ({step.text or step.kind})", step, replies, turns, secrets)
     finally:
         await host.aclose()
+    return outcome
+
+
+@dataclass(frozen=True)
+class RemoteGame:
+    """A game at an address, as the scenarios play it: its card's name and id, where to
+    send, and the protocol version both sides speak."""
+
+    name: str
+    game_id: str
+    endpoint: str
+    protocol: str
+    client: A2AClient
+
+
+async def open_remote_game(url: str, client: A2AClient) -> RemoteGame:
+    """Read the card at ``url``.
+
+    Raises:
+        InputError: no usable card, or no protocol version in common.
+    """
+    try:
+        _raw, card = await client.fetch_card(url)
+    except GameRemoteError as exc:
+        raise InputError(f"{url}: cannot read the agent card: {exc}") from None
+    protocol = negotiate_protocol(card)
+    if protocol is None:
+        raise InputError(f"{url}: the card lists {', '.join(card.protocols)}; no version agentcade speaks")
+    return RemoteGame(card.name, card.game_id, endpoint_for(url, card), protocol, client)
+
+
+async def play_remote_scenario(game: RemoteGame, scenario: Scenario, run: int) -> Run:
+    """Play ``scenario`` once against a remote game over A2A, as the robot's host would.
+
+    The game's randomness is its own (``seed:`` cannot reach it), and what needs its trace
+    (``judged``, made-up verdicts, leaked answers) is not checked: ``load_remote_scenarios``
+    refuses such steps. The session is ended at the end unless a step ended it.
+    """
+    outcome = Run()
+    context = f"agentcade-test-{uuid.uuid4().hex}"
+    over = False
+    for number, step in enumerate(scenario.steps, 1):
+        replies: list[GameReply] = []
+        where = f"step {number} ({step.text or step.kind})"
+        try:
+            async with game.client.stream(
+                game.endpoint, context, GameInput(kind=step.kind, text=step.text), protocol=game.protocol
+            ) as stream:
+                async for reply, _final in stream:
+                    replies.append(reply)
+        except GameRemoteError as exc:
+            outcome.failures.append(f"{where}: no reply: {exc}")
+            return outcome
+        _judge(outcome, where, step, replies, (), ())
+        over = bool(replies) and replies[-1].session == "ended"
+    if not over:
+        try:
+            async with game.client.stream(
+                game.endpoint, context, GameInput(kind="end", text="结束游戏"), protocol=game.protocol
+            ) as stream:
+                async for _reply in stream:
+                    pass
+        except GameRemoteError:
+            pass  # the scenario's verdict is in; a failing end is check's business
     return outcome
 
 

@@ -1,6 +1,7 @@
 """``agentcade build-game <dir> [--out DIR]``: one game as one standalone binary.
 
-The result, ``DIR/<game id>`` (``.exe`` on Windows), needs no Python: it is
+The result, ``DIR/<game id>`` (``.exe`` on Windows; ``DIR`` is ``dist`` in the current
+folder by default, or beside the game folder when run inside it), needs no Python: it is
 ``agentcade serve <dir>`` frozen with PyInstaller, taking the same options (``--port``,
 ``--host``, ``--public-url``, ``--max-sessions``) and the same environment. Inside are the
 runtime, the game folder's files (never ``.env``, caches or ``deploy/``), the modules the
@@ -132,7 +133,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``agentcade build-game``."""
     p.add_argument("game", help="the game folder (SKILL.md, agent.py, requirements.txt ...)")
     p.add_argument(
-        "--out", type=Path, default=Path("dist"), help="folder for the binary (default: %(default)s)"
+        "--out", type=Path, default=None,
+        help="folder for the binary (default: dist in the current folder, or beside the game "
+        "folder when the current folder is inside it: a binary never lands in the game's repository)",
     )
     p.add_argument(
         "--work", type=Path,
@@ -148,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("PyInstaller") is None:
         print(NO_PYINSTALLER, file=sys.stderr)
         return CANNOT_BUILD
-    out = args.out.expanduser().resolve()
+    out = (args.out or default_out(Path(args.game))).expanduser().resolve()
     try:
         plan = plan_build(Path(args.game).expanduser(), out=out)
     except (GameLoadError, BuildError) as exc:
@@ -189,6 +192,17 @@ def run(args: argparse.Namespace) -> int:
         f"(median of {TIMED_RUNS}: {', '.join(f'{r:.2f}' for r in runs)})"
     )
     return 0
+
+
+def default_out(game: Path) -> Path:
+    """``dist`` in the current folder, unless that is inside the game folder (``build-game .``
+    in a game's own repository): then ``dist`` beside the game folder, so a 25 MiB binary is
+    never written where ``git add .`` would pick it up."""
+    here = Path.cwd().resolve()
+    folder = game.expanduser().resolve()
+    if here == folder or here.is_relative_to(folder):
+        return folder.parent / "dist"
+    return here / "dist"
 
 
 # ------------------------------------------------------------------------------- plan

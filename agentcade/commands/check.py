@@ -1,6 +1,6 @@
 """``agentcade check <dir|url>``: the compliance check (the guide's "合规检查").
 
-Prints one line per rule (✓ pass, ✗ fail, ! warning, - not checked) with a fix for each
+Prints one line per rule (✓ pass, ✗ fail, ! warning, - not exercised) with a fix for each
 problem, then a summary; exit code 1 when anything fails. ``--report`` writes JSON,
 ``--junit`` JUnit XML for CI. When everything passes, prints the game's catalog entry.
 The logic lives in ``agentcade.check``.
@@ -24,6 +24,7 @@ from agentcade.check import (
     run_check,
     to_junit,
 )
+from agentcade.check.report import checked_an_address
 from agentcade.llm import offline_notice
 
 
@@ -60,7 +61,8 @@ def report(result: CheckResult, args: argparse.Namespace) -> int:
     if result.passed:
         entry = catalog_entry(result)
         if entry is not None:
-            print("\n游戏目录条目（加进 games/catalog.json 并提 PR；url 换成用户填写的地址）：")
+            where = "" if checked_an_address(result) else "；url 换成用户填写的地址"
+            print(f"\n游戏目录条目（加进 games/catalog.json 并提 PR{where}）：")
             print(json.dumps(entry, ensure_ascii=False, indent=2))
     return 0 if result.passed else 1
 

@@ -119,7 +119,7 @@ def _drawing_answer(agent: Any) -> str | None:
 
 
 def _riddle_answer(agent: Any) -> str | None:
-    current = getattr(getattr(agent, "riddles", None), "current", None)  # the template's Deck
+    current = getattr(getattr(agent, "deck", None), "current", None)  # the template's Deck
     return current.get("answer") if isinstance(current, dict) else None
 
 

@@ -1,4 +1,4 @@
-"""``agentcade test <game dir> [--repeat N] [--junit P]``: a game's scenario tests.
+"""``agentcade test <game dir|url> [--scenarios F] [--repeat N] [--junit P]``: scenario tests.
 
 Plays every scenario of ``<game dir>/scenarios.yaml`` (``agentcade.commands._scenarios``)
 ``--repeat`` times against the model the game's settings name — the offline model when no
@@ -6,6 +6,10 @@ Plays every scenario of ``<game dir>/scenarios.yaml`` (``agentcade.commands._sce
 ``LLM_API_KEY``) — and prints a pass rate per scenario, then the made-up verdicts, internal
 words spoken and leaked answers over all runs. Exit code 0 when every run of every
 scenario passed, 1 otherwise (and for a game or scenario file that cannot be loaded).
+
+A remote game (an address, in any language) plays ``--scenarios FILE`` over A2A as the
+robot's host would: what needs the game's own trace (``judged``, ``{answer}``) is refused
+when the file is read, and the game's randomness is its own.
 """
 
 from __future__ import annotations
@@ -17,8 +21,20 @@ from xml.sax.saxutils import escape, quoteattr
 
 import trio
 
-from agentcade.commands._scenarios import Run, Scenario, load_scenarios, play_scenario
+from agentcade.a2a.client import A2AClient
+from agentcade.commands._scenarios import (
+    RemoteGame,
+    Run,
+    Scenario,
+    load_remote_scenarios,
+    load_scenario_file,
+    load_scenarios,
+    open_remote_game,
+    play_remote_scenario,
+    play_scenario,
+)
 from agentcade.core.errors import InputError
+from agentcade.game.client import is_url
 from agentcade.game.loader import LoadedGame, load_game
 from agentcade.llm import offline_notice
 
@@ -27,7 +43,15 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``agentcade test``."""
-    p.add_argument("game", help="the game folder (with scenarios.yaml beside SKILL.md)")
+    p.add_argument(
+        "game",
+        help="the game folder (with scenarios.yaml beside SKILL.md), or the http(s) address of "
+        "a remote game (with --scenarios)",
+    )
+    p.add_argument(
+        "--scenarios", metavar="FILE", type=Path,
+        help="the scenarios file (default: scenarios.yaml in the game folder; needed for an address)",
+    )
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="runs of each scenario (default: 1)")
     p.add_argument("--junit", metavar="PATH", help="write the results as JUnit XML to PATH")
 
@@ -37,19 +61,55 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         print("agentcade test: --repeat must be 1 or more", file=sys.stderr)
         return 1
+    if is_url(args.game):
+        return _run_remote(args)
     try:
         game = load_game(Path(args.game))
-        scenarios = load_scenarios(game.path)
+        scenarios = (
+            load_scenario_file(args.scenarios) if args.scenarios else load_scenarios(game.path)
+        )
     except InputError as exc:
         print(f"agentcade test: {exc}", file=sys.stderr)
         return 1
     if game.load_settings().llm.offline:
         print(offline_notice(), file=sys.stderr)
     results = trio.run(_play_all, game, scenarios, args.repeat)
-    failed = _print(game, results, args.repeat)
+    failed = _print(game.skill.name, game.id, results, args.repeat)
     if args.junit:
-        Path(args.junit).write_text(_junit(game, results), encoding="utf-8")
+        Path(args.junit).write_text(_junit(game.id, results), encoding="utf-8")
     return 1 if failed else 0
+
+
+def _run_remote(args: argparse.Namespace) -> int:
+    """The scenarios of ``--scenarios`` against the game at the address ``args.game``."""
+    if args.scenarios is None:
+        print(
+            "agentcade test: a remote game needs its scenarios: add --scenarios FILE "
+            "(the same YAML as a game folder's scenarios.yaml)",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        scenarios = load_remote_scenarios(args.scenarios)
+        game, results = trio.run(_play_all_remote, args.game, scenarios, args.repeat)
+    except InputError as exc:
+        print(f"agentcade test: {exc}", file=sys.stderr)
+        return 1
+    failed = _print(game.name, game.game_id, results, args.repeat)
+    if args.junit:
+        Path(args.junit).write_text(_junit(game.game_id, results), encoding="utf-8")
+    return 1 if failed else 0
+
+
+async def _play_all_remote(
+    url: str, scenarios: list[Scenario], repeat: int
+) -> tuple[RemoteGame, list[tuple[Scenario, list[Run]]]]:
+    game = await open_remote_game(url, A2AClient())
+    results = []
+    for scenario in scenarios:
+        runs = [await play_remote_scenario(game, scenario, n) for n in range(repeat)]
+        results.append((scenario, runs))
+    return game, results
 
 
 async def _play_all(
@@ -62,8 +122,8 @@ async def _play_all(
     return results
 
 
-def _print(game: LoadedGame, results: list[tuple[Scenario, list[Run]]], repeat: int) -> bool:
-    print(f"{game.skill.name}（{game.id}）：{len(results)} 个场景，每个跑 {repeat} 次")
+def _print(name: str, game_id: str, results: list[tuple[Scenario, list[Run]]], repeat: int) -> bool:
+    print(f"{name}（{game_id}）：{len(results)} 个场景，每个跑 {repeat} 次")
     failed = False
     for scenario, runs in results:
         passed = sum(r.passed for r in runs)
@@ -84,7 +144,7 @@ def _print(game: LoadedGame, results: list[tuple[Scenario, list[Run]]], repeat: 
     return failed
 
 
-def _junit(game: LoadedGame, results: list[tuple[Scenario, list[Run]]]) -> str:
+def _junit(game_id: str, results: list[tuple[Scenario, list[Run]]]) -> str:
     cases = []
     failures = 0
     for scenario, runs in results:
@@ -95,13 +155,13 @@ def _junit(game: LoadedGame, results: list[tuple[Scenario, list[Run]]]) -> str:
             text = "\n".join(f"run {n}: {f}" for n, r in bad for f in r.failures)
             message = quoteattr(f"{len(bad)}/{len(runs)} runs failed")
             cases.append(
-                f'  <testcase classname="{game.id}" name={name}>'
+                f'  <testcase classname="{game_id}" name={name}>'
                 f"<failure message={message}>{escape(text)}</failure></testcase>"
             )
         else:
-            cases.append(f'  <testcase classname="{game.id}" name={name}/>')
+            cases.append(f'  <testcase classname="{game_id}" name={name}/>')
     head = (
-        f'<testsuite name={quoteattr("agentcade test " + game.id)} '
+        f'<testsuite name={quoteattr("agentcade test " + game_id)} '
         f'tests="{len(results)}" failures="{failures}">'
     )
     return '<?xml version="1.0" encoding="utf-8"?>\n' + "\n".join([head, *cases, "</testsuite>"]) + "\n"

@@ -60,6 +60,7 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import ParamSpec, TypeVar
 
 from agentcade.core.errors import GameCodeError, ToolDefinitionError
+from agentcade.core.judge import small_talk
 from agentcade.core.trace import caller_scope
 
 __all__ = [
@@ -80,6 +81,8 @@ BUILTIN_TOOL_NAMES = frozenset({"say"})
 TURN_PARAMETER = "turn"
 ALREADY_JUDGED: Mapping[str, str] = MappingProxyType({"outcome": "already_judged"})
 """What a judging tool answers for a line already judged (``Tool.judges``)."""
+SMALL_TALK: Mapping[str, str] = MappingProxyType({"outcome": "small_talk"})
+"""What a judging tool answers, without running, for small talk (``judge.small_talk``)."""
 """The parameter the runtime fills with the current ``Turn``; the model never sees it."""
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -247,8 +250,10 @@ class Tool(Generic[P, R]):
     judges: bool
     """A judging tool (``@tool(..., judges=True)``): one verdict per line the player said.
     ``invoke`` answers ``ALREADY_JUDGED`` without calling it once ``turn.judged`` is set (by
-    ``on_message``, by another judging tool, or from the start on ``start``/``end``), and
-    sets ``turn.judged`` before calling it."""
+    ``on_message``, by another judging tool, or from the start on ``start``/``end``),
+    ``SMALL_TALK`` without calling it for a line ``judge.small_talk`` calls small talk
+    ("你叫什么名字": nothing to judge, the line stays unjudged), and sets ``turn.judged``
+    before calling it."""
 
     def __init__(
         self,
@@ -353,6 +358,8 @@ class Tool(Generic[P, R]):
             # The model may not judge the same words twice, nor words the player never said.
             if getattr(turn, "judged", False):
                 return dict(ALREADY_JUDGED)
+            if small_talk(str(getattr(turn, "text", ""))):
+                return dict(SMALL_TALK)  # said to the host: no verdict, the model chats
             setattr(turn, "judged", True)  # noqa: B010 - a Turn; the core knows no Turn type
         if self.wants_turn:
             values[TURN_PARAMETER] = turn
@@ -561,7 +568,7 @@ def tool(description: str, *, name: str | None = None, judges: bool = False) -> 
         description: sent to the model verbatim; non-empty.
         name: the tool's name if not the method's: letters, digits, ``_`` and ``-``.
         judges: one verdict per line: answered ``{"outcome": "already_judged"}`` once the
-            line was judged.
+            line was judged, and ``{"outcome": "small_talk"}`` (not run) for small talk.
 
     Raises:
         ToolDefinitionError: when the decorator is used without a description, or the

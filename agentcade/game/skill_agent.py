@@ -9,7 +9,9 @@ Theory of operation, one request:
    the model as ``result``. A ``message`` that asks for round control (下一个, 再来一局,
    再说一遍, a bare 要 right after ``Turn.offer``: ``judge.round_request``) goes to
    ``on_round`` first; when it answers (a result or ``turn.reply``) the model is not asked,
-   since a weak model fakes new questions and rounds. Otherwise ``on_message`` runs.
+   since a weak model fakes new questions and rounds; a repeat of the open question of
+   ``self.deck`` (a ``judge.Deck``) is answered by the runtime itself, word for word.
+   Otherwise ``on_message`` runs.
 3. The model sees: system = common prompt + SKILL.md body + ``state()``; the last 16
    rounds of this session; the user message ``{"event", "user_text", "result"?}``. It
    may call tools (the game's ``@tool`` methods and the built-in ``say``) until it
@@ -37,7 +39,7 @@ from typing import Any, ClassVar, Generic
 
 from typing_extensions import TypeVar
 
-from agentcade.core.judge import RoundRequest, round_request
+from agentcade.core.judge import Deck, RoundRequest, round_request
 from agentcade.core.protocol import GameInput
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import Skill
@@ -177,9 +179,18 @@ class SkillAgent(Generic[SettingsT]):
         """What the player must not hear yet (the answer), for ``agentcade test``.
 
         The scenario runner counts a leak when a reply says one of these and it is still
-        unrevealed after that turn. Never shown to the model.
+        unrevealed after that turn. Never shown to the model. By default the answer of the
+        open question of ``self.deck``, when the game keeps a ``judge.Deck`` there.
         """
-        return ()
+        deck = self._deck()
+        return deck.unrevealed() if deck is not None else ()
+
+    def _deck(self) -> Deck | None:
+        """``self.deck`` when the game keeps its questions there in a ``judge.Deck``: the
+        runtime then knows the unrevealed answer, and repeats the open question's
+        ``"question"`` on "再说一遍" in code. (Any other ``deck`` is the game's own business.)"""
+        deck = getattr(self, "deck", None)
+        return deck if isinstance(deck, Deck) else None
 
     async def on_start(self, turn: Turn) -> Mapping[str, Any] | None:
         """Runs before the model on ``start`` (e.g. pick the first question)."""
@@ -377,6 +388,11 @@ class SkillAgent(Generic[SettingsT]):
         if request is None:
             return None, True
         self.trace.record("round_request", request=request, offered=offered)
+        deck = self._deck()
+        question = deck.open_field("question") if deck is not None else None
+        if request == "repeat" and question:
+            turn.reply(f"再说一遍，听好了：{question}")  # the deck's open question, word for word
+            return {"outcome": "repeat", "question": question}, True
         out, ok = await self._run_hook(turn, lambda turn: self.on_round(turn, request), "on_round")
         if turn.replied is not None:
             # What the reply leaves out (the last question's answer) is heard first, in order.

@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 
-from agentcade.core.judge import parse_number
+from agentcade.core.judge import help_request, parse_number, round_request, small_talk
 from agentcade.llm.base import ModelReply, ToolCall
 from agentcade.llm.spoken import (
     _LINE_SORRY,
@@ -34,7 +34,9 @@ __all__ = ["MAX_TOOL_CALLS", "OfflineModel"]
 #   user event message     -> with a hook result (on_message judged it): speak it; else
 #                             one tool by the first rule that matches:
 #                             number + tool with one required integer parameter,
-#                             hint / give-up / next intent + matching tool,
+#                             hint / give-up / next intent (judge.help_request,
+#                             judge.round_request, or the words below) + matching tool,
+#                             small talk (judge.small_talk): a chat line, no tool;
 #                             a tool that reads the user's own words (原话);
 #                             else a generic line
 #
@@ -48,6 +50,7 @@ _LINE_GREET = "你好，我们开始吧！"
 _LINE_START = "好的，我们开始吧。"
 _LINE_BYE = "好的，下次再玩。"
 _LINE_LISTEN = "嗯，我在听，你可以接着说。"
+_LINE_CHAT = "嗯嗯，跟你聊天真开心！"
 
 _START_WORDS = ("start", "begin", "new", "开始", "开局", "出题", "新的一", "新题")
 _HINT_WORDS = ("提示", "hint", "线索", "clue")
@@ -111,13 +114,18 @@ class OfflineModel:
                 if spec.integer_param is not None:
                     return self._call(messages, spec.name, {spec.integer_param: number})
         lowered = text.lower()
-        for user_words, tool_words in (
-            (_HINT_WORDS, _HINT_WORDS),
-            (_GIVE_UP_WORDS, _GIVE_UP_TOOL_WORDS),
-            (_NEXT_WORDS, _NEXT_TOOL_WORDS),
+        asked = help_request(text)
+        round_asked = round_request(text)
+        for said, user_words, tool_words in (
+            (asked == "hint", _HINT_WORDS, _HINT_WORDS),
+            (asked == "give_up", _GIVE_UP_WORDS, _GIVE_UP_TOOL_WORDS),
+            (round_asked in ("next", "again"), _NEXT_WORDS, _NEXT_TOOL_WORDS),
         ):
-            if any(word in lowered for word in user_words) and (tool := _first(specs, tool_words, free=True)):
+            wanted = said or any(word in lowered for word in user_words)
+            if wanted and (tool := _first(specs, tool_words, free=True)):
                 return self._call(messages, tool.name, {})
+        if small_talk(text):
+            return ModelReply(_LINE_CHAT)  # said to the host: chat, never a verdict
         for spec in specs:
             if spec.free and any(word in spec.description for word in _OWN_WORDS):
                 return self._call(messages, spec.name, {})

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import trio
 
 from agentcade import effects
-from agentcade.judge import help_request, is_match, looks_like_guess, normalize
+from agentcade.judge import help_request, is_match, looks_like_guess, normalize, small_talk
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent, Turn
 from agentcade.tools import tool
@@ -158,7 +158,7 @@ class GameAgent(SkillAgent[Settings]):
             turn.judged = True
             result = await self._wrong()
         else:
-            if open_:
+            if open_ and not small_talk(turn.text):  # 闲聊（你叫什么名字）不是答案，也不算判定
                 turn.judged = True
                 return {"outcome": "not_the_answer", "correct": False}
             return None
@@ -199,11 +199,8 @@ class GameAgent(SkillAgent[Settings]):
         self.number = self.score = self.right = self.skipped = 0
         return await self._draw_next(turn, f"{reveal}好，我们重新开始，我来画一个，你猜猜是什么。")
 
-    @tool("用户猜屏幕上画的是什么动物时调用，判断对不对（直接读取用户原话，不用传参数）。")
+    @tool("用户猜屏幕上画的是什么动物时调用，判断对不对（直接读取用户原话，不用传参数）。", judges=True)
     async def submit_answer(self, turn: Turn) -> dict[str, Any]:
-        if turn.judged:
-            return {"outcome": "already_judged"}
-        turn.judged = True
         animal = self.current
         if (
             animal is not None

@@ -21,7 +21,7 @@ from typing import Any
 import trio
 
 from agentcade import effects
-from agentcade.judge import help_request
+from agentcade.judge import help_request, small_talk
 from agentcade.llm import ChatModel, ModelError, make_model
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent, Turn
@@ -153,6 +153,8 @@ class GameAgent(SkillAgent[Settings]):
             return await self.on_round(turn, "repeat")
         if any(word in turn.text for word in _NEXT_WORDS):
             return None  # 换题：交给大模型调用 next_puzzle
+        if small_talk(turn.text):
+            return None  # 跟主持人闲聊：交给大模型，不问裁判，也不算判定
         kind: Kind = "solution" if _is_solution(turn.text) else "question"
         result = await self._judge_turn(turn, kind)
         if result["outcome"] not in ("unclear", "already_judged"):
@@ -258,6 +260,8 @@ class GameAgent(SkillAgent[Settings]):
     async def _judge_turn(self, turn: Turn, kind: Kind) -> dict[str, Any]:
         if turn.judged:
             return {"outcome": "already_judged", "message": "这句话已经判过了，按刚才的结果说。"}
+        if small_talk(turn.text):  # 你叫什么名字、我们聊聊天吧：跟主持人说的，不问裁判，不算判定
+            return {"outcome": "small_talk"}
         turn.judged = True
         puzzle = self.puzzle
         if puzzle is None or self.revealed:

@@ -1,0 +1,163 @@
+"""Lines that ask for something rather than answer: help (hint / give up) and round control."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agentcade.core.judge.text import normalize
+
+_HINT_PHRASES = (
+    "提示", "线索", "帮帮我", "给点提醒", "提醒一下", "想不出", "想不起", "不知道是什么", "接不上", "接不下去",
+    "接不出", "太难了",
+)  # fmt: skip
+_GIVE_UP_PHRASES = (
+    "猜不出", "猜不到", "猜不着", "放弃", "不猜了", "认输", "告诉我答案", "公布答案", "答案是什么",
+    "说答案", "揭晓", "投降",
+)  # fmt: skip
+_HELP_EXACT = ("不知道", "不晓得", "不会", "不懂", "想不到", "好难", "太难了", "难")
+_HELP_TRIM_HEAD = "我嗯呃额啊哎唉真还是都也"
+_HELP_TRIM_TAIL = "呀啊呢了耶哦嘛诶哇啦"
+
+
+def help_request(text: str) -> Literal["hint", "give_up"] | None:
+    """Whether the line asks for help rather than guessing: "hint", "give_up" or None.
+
+    "不知道", "我不会", "想不出来", "给个提示" ask for a hint; "猜不出来", "我放弃",
+    "告诉我答案" give up. Neither is ever a wrong guess. A game decides what it does with
+    each (a hint first, the answer once the hints are used up, …).
+    """
+    heard = normalize(text)
+    if not heard:
+        return None
+    if any(p in heard for p in _GIVE_UP_PHRASES):
+        return "give_up"
+    if any(p in heard for p in _HINT_PHRASES):
+        return "hint"
+    core = heard.lstrip(_HELP_TRIM_HEAD).rstrip(_HELP_TRIM_TAIL)
+    if core in _HELP_EXACT or heard in _HELP_EXACT:
+        return "hint"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Asking for the next question, a new round, or the question again
+# --------------------------------------------------------------------------------------
+
+RoundRequest = Literal["next", "again", "repeat"]
+"""What a round-control line asks for (``round_request``)."""
+
+# Checked in this order: "再来一局" is a new round, not the next question.
+_ROUND_PHRASES: tuple[tuple[RoundRequest, tuple[str, ...]], ...] = (
+    ("repeat", (
+        "再说一遍", "再说一次", "再说一下", "再念一遍", "再念一次", "再念一下", "再讲一遍", "再讲一次",
+        "再读一遍", "再读一次", "重复一下", "重复一遍", "重复一次", "没听清", "没听见", "没听到",
+        "刚才说的什么", "刚才说什么", "没听清楚", "听不清楚", "听不清",
+    )),
+    ("again", (
+        "再来一局", "再玩一局", "再玩一次", "再来一轮", "再玩一轮", "再来一盘", "再玩一盘", "再开一局",
+        "重新开始", "重新来", "重来", "新的一局", "开一局新的", "再来一次", "重新玩",
+    )),
+    ("next", (
+        "下一个", "下一题", "下一道", "下一幅", "下一张", "换一题", "换一个", "换一道", "换个题",
+        "换题", "再来一个", "再来一题", "再来一道", "再来一幅", "再出一个", "再出一题", "再出一道",
+        "再画一个", "再讲一个", "再猜一个", "另一个", "新的一题", "再来个", "来个新的", "下一轮", "换个别的", "换一个别的",
+        "换个新的", "换一个新的", "换个成语", "换一个成语",
+    )),
+)  # fmt: skip
+# What may stand around a round-control phrase: who asks, how politely, what it is about.
+# Anything else left over ("下一个是小猫吗", "不要下一个") means the line is something else.
+_ROUND_PADDING = tuple(sorted((
+    "我", "我们", "咱们", "你", "小懒", "要", "我要", "想", "我想", "还要", "还想", "给我", "帮我",
+    "请", "请你", "麻烦", "能", "能不能", "可以", "可不可以", "你能", "就", "那", "那就", "那么",
+    "好", "好吧", "好的", "嗯", "行", "吧", "呀", "啊", "呢", "嘛", "了", "哦", "吗", "啦", "哈",
+    "好不好", "行不行", "好吗", "可以吗", "一下", "把", "的", "再", "快", "快点", "赶紧",
+    "谜语", "题", "题目", "问题", "谜面", "汤面", "故事", "海龟汤", "汤", "数", "数字", "画", "动物",
+    "游戏", "一遍", "刚才", "那个", "这个", "这道题", "这个谜语", "成语", "词", "词语",
+    # a repeat wrapped in words: 没听清楚，再说一遍
+    "没听清楚", "没听清", "没听见", "没听到", "听不清楚", "听不清",
+), key=len, reverse=True))  # fmt: skip
+# A bare yes: a round request only right after the game offered one (``offered``).
+_YES = frozenset((
+    "要", "好", "好的", "好啊", "好呀", "好吧", "来吧", "来", "来啊", "来呀", "行", "行啊", "可以",
+    "嗯", "嗯嗯", "要的", "要要", "要要要", "当然", "当然要", "当然好", "想", "想要", "还要",
+    "继续", "再来", "好好", "好哒", "没问题", "ok", "okay", "yes", "要啊", "要呀", "还想",
+    "好耶", "玩", "再玩", "还玩", "我要", "我还要", "我想", "对", "是",
+))  # fmt: skip
+_YES_TRIM = "呀啊呢了耶哦嘛诶哇啦吧"
+
+
+def _only_padding(rest: str) -> bool:
+    """Can ``rest`` be cut into round padding words (or is it empty)?"""
+    reach = [True] + [False] * len(rest)
+    for i in range(len(rest)):
+        if reach[i]:
+            for word in _ROUND_PADDING:
+                if rest.startswith(word, i):
+                    reach[i + len(word)] = True
+    return reach[-1]
+
+
+def round_request(text: str, *, offered: RoundRequest | None = None) -> RoundRequest | None:
+    """Whether the line asks for round control: "next", "again", "repeat" or None.
+
+    "下一个", "再来一个", "换一题", "下一题" ask for the next question of the round
+    ("next"); "再来一局", "再玩一次", "重新开始" for a new round ("again"); "再说一遍",
+    "再念一遍", "重复一下", "没听清" for the question again ("repeat"). The phrase must be
+    the whole line but for padding (我要, 能不能, 吧, 谜语 …), so "下一个是小猫吗" (a guess)
+    and "不要下一个" are None. A bare yes ("要", "好的", "来吧") is ``offered`` — what the
+    game offered in its last reply ("要不要再来一个？"; ``Turn.offer``) — and None when it
+    offered nothing. A weak model faked these ("好，重新想一个数。" with no new round), so
+    the runtime recognises them in code and the game answers from its state (issue 25).
+    """
+    heard = normalize(text)
+    if not heard:
+        return None
+    for request, phrases in _ROUND_PHRASES:
+        if request == "next" and "游戏" in heard:
+            continue  # 换一个游戏, 换个别的游戏: another game, not the next question
+        for phrase in phrases:
+            at = heard.find(phrase)
+            if at >= 0 and _only_padding(heard[:at]) and _only_padding(heard[at + len(phrase) :]):
+                return request
+    if offered is not None:
+        core = heard.rstrip(_YES_TRIM)
+        if heard in _YES or core in _YES or core.lstrip("嗯") in _YES:
+            return offered
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Small talk: lines said to the host, not to the question
+# --------------------------------------------------------------------------------------
+
+# Closed lists: what a child says to 小懒 rather than to the game's question. Questions about
+# the host (你叫什么 …), greetings and courtesies, asking to chat, tell or sing, and how the
+# child feels. A story's own questions ("他喜欢吃海鲜吗", "那天下雨了吗") are not here:
+# only "你…" questions are about the host.
+_SMALL_TALK_PHRASES = (
+    "你叫什么", "你是谁", "你几岁", "你多大", "你喜欢", "你会不会", "你会唱", "你会讲", "你在干什么",
+    "你在做什么", "你吃饭了", "你吃了吗", "你住在哪", "你家在哪", "你好", "早上好", "中午好", "晚上好",
+    "下午好", "晚安", "谢谢", "聊天", "聊聊", "讲个笑话", "讲笑话", "讲个故事", "讲故事", "唱首歌",
+    "唱个歌", "唱歌", "今天天气", "天气怎么样", "我饿了", "我困了", "我累了", "我好开心", "我很开心",
+    "我好高兴", "我很高兴", "我今天", "我喜欢你", "你真棒", "你真好", "哈哈",
+)  # fmt: skip
+_SMALL_TALK_EXACT = ("嗨", "哈喽", "hello", "hi", "在吗", "你在吗", "喂")
+# A guess frame makes it a guess whatever else is said ("我猜你喜欢的是苹果").
+_GUESS_FRAMES = ("我猜", "是不是", "应该是", "答案是", "谜底是", "会不会是", "难道是", "我觉得是")
+
+
+def small_talk(text: str) -> bool:
+    """Whether the line is small talk with the host, never an answer to judge.
+
+    "你叫什么名字", "我们聊聊天吧", "你好呀", "今天天气真好", "谢谢": said to 小懒, not to
+    the question; a game leaves them unjudged (the model chats), and a judging tool
+    (``@tool(judges=True)``) is not run for them. A line with a guess frame ("我猜…",
+    "是不是…") is never small talk.
+    """
+    heard = normalize(text)
+    if not heard or any(frame in heard for frame in _GUESS_FRAMES):
+        return False
+    core = heard.rstrip(_HELP_TRIM_TAIL + "吧")
+    if heard in _SMALL_TALK_EXACT or core in _SMALL_TALK_EXACT:
+        return True
+    return any(phrase in heard for phrase in _SMALL_TALK_PHRASES)

@@ -17,6 +17,7 @@ import pytest
 import trio
 import trio.lowlevel
 from pydantic import SecretStr
+from trio.testing import wait_all_tasks_blocked
 
 from agentcade.core.errors import VoiceError
 from agentcade.core.settings import SettingsError
@@ -26,7 +27,7 @@ from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.listener import Listener
+from agentcade.voice.listener import Listener, MicrophoneClosed
 from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample, rms, to_wav
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.sentences import split_sentences
@@ -897,3 +898,27 @@ def test_a_line_said_while_the_robot_is_silent_reaches_the_recogniser_as_the_mic
     trio.run(main)
     assert len(given[0]) > 32000  # the line, its pre-roll and the silence that ended it
     assert given[0] in mic
+
+
+async def test_half_duplex_judges_a_frame_deaf_when_it_arrives_not_when_it_is_read() -> None:
+    """A recognition keeps the listener busy while frames wait: the robot's voice recorded
+    while it spoke must not be heard when the listener reads it after the robot fell silent."""
+    from agentcade.device.audio import MicFrame
+    from agentcade.wiring.voice import _relay
+
+    mic_send, mic = trio.open_memory_channel[MicFrame](math.inf)
+    out, relayed = trio.open_memory_channel[bytes](math.inf)
+    robot_speaks = True
+    need_program("espeak-ng", package="espeak-ng")
+    robot_voice = await EspeakSynthesizer(rate=16000).synthesize("猜对了，你真棒，我们再来一局吧")
+    robot_voice += bytes(32000)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_relay, mic, out, None, trio.Event(), lambda: robot_speaks)
+        for frame in frames(robot_voice):
+            mic_send.send_nowait(MicFrame(frame, at=0.0))
+        await wait_all_tasks_blocked()
+        robot_speaks = False  # long before the listener reads what was queued
+        mic_send.close()
+    listener = Listener(relayed, ScriptedRecognizer(["不该听到"]), deaf=lambda: robot_speaks)
+    with pytest.raises(MicrophoneClosed):  # nothing was heard in the robot's voice
+        await listener.hear()

@@ -142,7 +142,7 @@ class Listener:
         echo = self._echo
         while True:
             frame = await self._frame()
-            if echo is None and self._deaf():
+            if echo is None and (not frame or self._deaf()):  # empty: deaf when it arrived
                 detector.reset()
                 continue
             mic = None
@@ -226,7 +226,7 @@ class Listener:
                             continue
                         mic = echo.last_input
                         self._tell(detector, echo)
-                    elif self._deaf():  # the robot began to speak: half duplex, drop it
+                    elif not frame or self._deaf():  # the robot spoke: half duplex, drop it
                         dropped = True
                         detector.reset()
                         nursery.cancel_scope.cancel()

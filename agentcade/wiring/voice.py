@@ -245,7 +245,8 @@ class VoiceLoop:
     ) -> None:
         # The echo canceller counts frames as they arrive, before any queue.
         send_frames, frames = trio.open_memory_channel[bytes](math.inf)
-        relay.start_soon(_relay, mic, send_frames, echo, self._mic_open)
+        relay.start_soon(_relay, mic, send_frames, echo, self._mic_open,
+                         lambda: self.robot.deaf)
         listener = Listener(
             frames, self.recognizer, vad=self.vad,
             deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
@@ -326,15 +327,22 @@ class VoiceLoop:
 
 async def _relay(
     mic: trio.MemoryReceiveChannel[MicFrame], out: trio.MemorySendChannel[bytes],
-    echo: EchoCanceller | None, heard: trio.Event,
+    echo: EchoCanceller | None, heard: trio.Event, deaf: Callable[[], bool] = lambda: False,
 ) -> None:
     """Every frame of ``mic`` to ``out`` (counted by ``echo`` as it arrives); ``heard`` is set
-    at the first."""
+    at the first.
+
+    Half duplex (no ``echo``): a frame that arrives while ``deaf()`` (the robot speaks, or
+    just stopped) is passed on empty, judged deaf when it *arrives*: the listener may read it
+    much later (a recognition takes a few hundred ms, frames wait meanwhile), when the robot
+    is long silent, and must not hear the robot's own voice in it then."""
     async with out:
         async for frame in mic:
             if echo is not None:
                 echo.arrived(frame.data, at=frame.at, missing=frame.missing)
-            out.send_nowait(frame.data)
+                out.send_nowait(frame.data)
+            else:
+                out.send_nowait(b"" if deaf() else frame.data)
             heard.set()
 
 

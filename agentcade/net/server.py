@@ -1,4 +1,4 @@
-"""The one HTTP/1.1 server loop: the A2A server, the local pages and the simulated Daemon.
+"""The one HTTP/1.1 server loop: the A2A server, the local pages, the simulated Daemon, the fake model.
 
 Theory of operation
 -------------------

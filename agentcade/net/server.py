@@ -171,6 +171,21 @@ class Exchange:
         else:
             await self._send(head)
 
+    def hold_stream(self, status: int, headers: Headers, first: bytes = b"") -> None:
+        """``start_stream``, written with the response's next write (``flush``, ``send_data``,
+        ``end_stream``): an answer that comes soon goes out with its head in one write."""
+        head = self._head(status, headers)
+        self.conn.hold((head, h11.Data(data=first)) if first else (head,))
+
+    @property
+    def holding(self) -> bool:
+        """Part of the response is held, not written yet (``hold_stream``)."""
+        return bool(self.conn.held)
+
+    async def flush(self) -> None:
+        """Write what is held."""
+        await self._send()
+
     async def send_data(self, data: bytes) -> None:
         """One chunk of a streamed response."""
         await self._send(h11.Data(data=data))

@@ -42,7 +42,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.a2a_peers import free_port  # noqa: E402
-from tests.bench.bench_a2a import cpu_seconds, request_bytes, start, stop, wait_listening  # noqa: E402
+from tests.bench.bench_a2a import (  # noqa: E402
+    cpu_seconds,
+    one_stream,
+    request_bytes,
+    start,
+    stop,
+    wait_listening,
+)
 
 GOAL = 3.0
 SESSION = (("start", "开始"), ("message", "十"), ("message", "五"), ("message", "十五"), ("end", ""))
@@ -61,19 +68,6 @@ def start_ours(game: str, profile: Path | None = None) -> tuple[subprocess.Popen
     return proc, wait_listening(proc, port, f"agentcade serve {game}")
 
 
-async def one_request(stream: trio.SocketStream, request: bytes) -> None:
-    """Send one request and read its chunked SSE body to the end; it must end its task."""
-    await stream.send_all(request)
-    buf = b""
-    while not buf.endswith(b"\r\n0\r\n\r\n"):
-        data = await stream.receive_some(65536)
-        if not data:
-            raise RuntimeError("the server closed the connection")
-        buf += data
-    if b"TASK_STATE_COMPLETED" not in buf:
-        raise RuntimeError(f"no final reply: {buf[:300]!r}")
-
-
 async def sessions(port: int, clients: int, seconds: float) -> int:
     """Play whole sessions on ``clients`` connections for ``seconds``; the requests done."""
     done = 0
@@ -87,7 +81,7 @@ async def sessions(port: int, clients: int, seconds: float) -> int:
                 number += 1
                 context = f"bench-{index}-{number}"
                 for kind, text in SESSION:
-                    await one_request(stream, request_bytes(port, context, kind, text))
+                    await one_stream(stream, request_bytes(port, context, kind, text))
                     done += 1
 
     async with trio.open_nursery() as nursery:

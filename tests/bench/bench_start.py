@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.bench.bench_a2a import stop  # noqa: E402
+
 GOAL_S = 0.7
 
 
@@ -62,12 +66,7 @@ def one_run(cmd: list[str], env: dict[str, str]) -> float:
             time.sleep(0.005)
         return time.perf_counter() - t0
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def bare_start(env: dict[str, str]) -> float:

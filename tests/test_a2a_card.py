@@ -10,7 +10,7 @@ from a2a.client.card_resolver import parse_agent_card
 from a2a.types.a2a_pb2 import AgentCard
 from google.protobuf.json_format import ParseDict
 
-from agentcade.a2a.card import CardError, build_card, read_card
+from agentcade.a2a.card import CardError, build_card, card_to_dict, read_card
 from agentcade.a2a.client import negotiate_protocol
 from agentcade.core.protocol import ProtocolVersion
 from tests.a2a_peers import FakeSkill
@@ -53,6 +53,15 @@ def test_build_card_keeps_the_author_without_a_homepage_and_takes_protocols() ->
     assert card["skills"][0]["tags"] == ["agentcade/1"]
     card = build_card(dataclasses.replace(FakeSkill(), author=None), URL, protocols=["agentcade/1"])
     assert "provider" not in card
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_card_to_dict_is_what_the_sdk_server_serves(version: str) -> None:
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+
+    card = ParseDict(build_card(FakeSkill(), URL), AgentCard())
+    card.supported_interfaces[0].protocol_version = version
+    assert card_to_dict(card) == agent_card_to_dict(card)
 
 
 def test_read_card_round_trip() -> None:

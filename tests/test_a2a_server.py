@@ -17,7 +17,7 @@ from a2a.types.a2a_pb2 import StreamResponse
 from a2a.utils.errors import TaskNotFoundError
 from google.protobuf.json_format import ParseDict
 
-from agentcade.a2a.server import FAILED_TEXT, A2AServer
+from agentcade.a2a.server import FAILED_TEXT, A2AServer, ServerLimits
 from agentcade.core.protocol import GameInput, GameReply
 from tests.a2a_peers import (
     EchoHandler,
@@ -589,3 +589,61 @@ async def test_a_cancel_racing_the_final_reply_still_ends_the_stream_with_it(
         async for reply, final in replies:
             got.append((reply.text, final))
     assert got == [("稍等", False), ("好的", True)]
+
+
+class _Answers:
+    """A game that answers with one final reply, after ``delay`` seconds."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+
+    def has_session(self, context_id: str) -> bool:
+        return True
+
+    async def handle(self, context_id: str, game_input: GameInput, emit: Any) -> None:
+        await trio.sleep(self.delay)
+        await emit(GameReply(text="好的"), final=True)
+
+
+async def _stream_writes(handler: _Answers, limits: ServerLimits | None = None) -> list[tuple[float, bytes]]:
+    """One streamed request on a memory stream: each write of the server, with its time."""
+    server = A2AServer(handler, echo_card(1), limits=limits)
+    client, server_stream = trio.testing.memory_stream_pair()
+    writes: list[tuple[float, bytes]] = []
+    send_all = server_stream.send_stream.send_all
+    t0 = trio.current_time()
+
+    async def recording(data: bytes | bytearray | memoryview) -> None:
+        writes.append((trio.current_time() - t0, bytes(data)))
+        await send_all(data)
+
+    server_stream.send_stream.send_all = recording  # type: ignore[method-assign]
+    body = rpc_body("SendStreamingMessage", send_params(game_input()))
+    head = f"POST / HTTP/1.1\r\nhost: x\r\na2a-version: 1.0\r\ncontent-length: {len(body)}\r\n\r\n"
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.handle_connection, server_stream)
+        await client.send_all(head.encode() + body)
+        await _read_until(client, b"0\r\n\r\n")
+        await client.aclose()
+    return writes
+
+
+async def test_a_game_that_answers_at_once_is_streamed_in_one_write(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    writes = await _stream_writes(_Answers())
+    assert len(writes) == 1  # head, SUBMITTED, the final reply and the stream's end together
+    body = writes[0][1]
+    assert body.index(b"TASK_STATE_SUBMITTED") < body.index(b"TASK_STATE_COMPLETED")
+
+
+async def test_a_game_that_thinks_gets_its_task_sent_after_the_head_wait(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    limits = ServerLimits()
+    writes = await _stream_writes(_Answers(delay=10), limits)
+    (first_at, first), (last_at, _last) = writes
+    assert first_at == limits.head_wait
+    assert b"TASK_STATE_SUBMITTED" in first
+    assert b"TASK_STATE_COMPLETED" not in first
+    assert last_at == 10

@@ -11,8 +11,9 @@
 | version                 | version                                           |
 | author, homepage        | provider.organization, provider.url               |
 
-``build_card`` goes through a2a-sdk's ``AgentCard`` proto and ``agent_card_to_dict`` so the
-served JSON is exactly what the SDK would serve. ``read_card`` is the other direction, for
+``build_card`` goes through a2a-sdk's ``AgentCard`` proto and ``card_to_dict`` (the SDK's
+server ``agent_card_to_dict``, step by step) so the served JSON is exactly what the SDK
+would serve. ``read_card`` is the other direction, for
 the client and ``check``: it accepts any card the SDK client would accept (``parse_agent_card``
 applies the 0.3 -> 1.0 shims) and raises ``CardError`` when the card cannot be played.
 
@@ -27,8 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from a2a.client.card_resolver import parse_agent_card
-from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.compat.v0_3.versions import is_legacy_version
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -36,6 +36,8 @@ from a2a.types.a2a_pb2 import (
     AgentProvider,
     AgentSkill,
 )
+from a2a.utils.errors import VersionNotSupportedError
+from google.protobuf.json_format import MessageToDict
 
 from agentcade.a2a.wire import INPUT_MODES
 from agentcade.core.errors import CardError
@@ -102,7 +104,43 @@ def build_card(
     )
     if skill.author:
         card.provider.CopyFrom(AgentProvider(organization=skill.author, url=skill.homepage or ""))
-    return agent_card_to_dict(card)
+    return card_to_dict(card)
+
+
+def card_to_dict(card: AgentCard) -> dict[str, Any]:
+    """The card as the SDK's server serves it: 1.0 fields, plus the 0.3 ones a 0.3 client reads.
+
+    What ``a2a.server.request_handlers.response_helpers.agent_card_to_dict`` does (a test
+    holds the two equal), without importing the SDK's request handlers (0.2 s at start),
+    nor its 0.3 conversions (0.12 s) for a card with no interface a 0.3 client could use.
+    """
+    result = MessageToDict(card)
+    if not any(not i.protocol_version or is_legacy_version(i.protocol_version)
+               for i in card.supported_interfaces):
+        return result  # to_compat_agent_card would raise VersionNotSupportedError
+    from a2a.compat.v0_3.conversions import to_compat_agent_card
+
+    try:
+        compat = to_compat_agent_card(card).model_dump(exclude_none=True)
+    except VersionNotSupportedError:
+        compat = {}
+    if not compat.get("supportsAuthenticatedExtendedCard"):
+        compat.pop("supportsAuthenticatedExtendedCard", None)
+    return _merge(result, compat)
+
+
+def _merge(into: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Add what ``into`` lacks, recursing into dicts and into lists item by item."""
+    for key, value in extra.items():
+        if key not in into:
+            into[key] = value
+        elif isinstance(value, dict) and isinstance(into[key], dict):
+            _merge(into[key], value)
+        elif isinstance(value, list) and isinstance(into[key], list):
+            for mine, theirs in zip(into[key], value, strict=False):
+                if isinstance(mine, dict) and isinstance(theirs, dict):
+                    _merge(mine, theirs)
+    return into
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +189,10 @@ def read_card(data: Mapping[str, Any]) -> CardInfo:
     """
     if not isinstance(data, Mapping):
         raise CardError(f"the agent card must be a JSON object, got {type(data).__name__}")
+    # The SDK's client package (httpx, its transports) is 0.2 s to import: only a reader
+    # of remote cards pays it, never a server that builds its own.
+    from a2a.client.card_resolver import parse_agent_card
+
     try:
         card = parse_agent_card(dict(data))
     except Exception as exc:  # the SDK raises ParseError, TypeError, ValueError...

@@ -104,6 +104,10 @@ class ServerLimits(HttpLimits):
 
     ping_interval: float = 15.0
     """SSE comment interval while a turn is quiet (sse-starlette's default)."""
+    head_wait: float = 0.05
+    """How long a stream's head (and its SUBMITTED event) waits for the game's first reply,
+    to go out in the same write: a game that answers from code answers well within it, and
+    the write (a syscall, a wake-up of the client) was the serving path's largest cost."""
     finished_tasks: int = 64
     """Finished tasks kept for GetTask."""
     watch_buffer: int = 64 * 1024
@@ -599,7 +603,7 @@ class A2AServer:
         send, receive = trio.open_memory_channel[dict[str, Any]](0)
         gone = False
         try:
-            await http.start_stream(200, headers, _frame(first, request_id))
+            http.hold_stream(200, headers, _frame(first, request_id))  # written by _pump
             async with trio.open_nursery() as nursery:
                 watch = trio.CancelScope()
                 nursery.start_soon(run.execute, send)
@@ -631,15 +635,20 @@ class A2AServer:
         self, http: Exchange, receive: trio.MemoryReceiveChannel[dict[str, Any]], rid: RpcId
     ) -> None:
         interval = self.limits.ping_interval
+        wait = min(self.limits.head_wait, interval)  # the held head waits this long at most
         while True:
-            with trio.CancelScope(deadline=trio.current_time() + interval) as quiet:
+            with trio.CancelScope(deadline=trio.current_time() + wait) as quiet:
                 try:
                     event = await receive.receive()
                 except trio.EndOfChannel:
                     await http.end_stream()
                     return
+            wait = interval
             if quiet.cancelled_caught:
-                await http.send_data(encode_ping())
+                if http.holding:
+                    await http.flush()  # the game thinks: the client gets its task meanwhile
+                else:
+                    await http.send_data(encode_ping())
                 continue
             update = event.get("statusUpdate")
             if update is not None and update["status"]["state"] in wire.TERMINAL:

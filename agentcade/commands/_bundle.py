@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = [
+    "BUNDLED_GAMES",
     "EXCLUDES",
     "package_datas",
     "runtime_datas",
@@ -28,6 +29,11 @@ __all__ = [
     "shipped",
     "source_imports",
 ]
+
+BUNDLED_GAMES = "game"
+"""The folder inside the bundle that holds the one game folder (``_game_binary`` serves it).
+
+Here, not in ``_game_binary``, so that ``build-game`` does not import the A2A server."""
 
 # Files never shipped from a game folder: caches, secrets (.env), editor/VCS droppings,
 # and its deployment recipes (Dockerfile, systemd unit, Space card: not needed to play).

@@ -16,13 +16,10 @@ from pathlib import Path
 
 from agentcade import __version__
 from agentcade.commands import serve
+from agentcade.commands._bundle import BUNDLED_GAMES
 from agentcade.core.skill import Skill, SkillError
 
 __all__ = ["BUNDLED_GAMES", "bundled_game", "main"]
-
-BUNDLED_GAMES = "game"
-"""The folder inside the bundle that holds the one game folder."""
-
 
 def bundled_game() -> Path:
     """The game folder inside this binary."""

@@ -14,22 +14,12 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 
+from agentcade.commands._ports import port_number
 from agentcade.core.trace import Trace
 from agentcade.main.agent import MainAgent
 from agentcade.main.registry import GameRegistry
 from agentcade.web import DEFAULT_PORT, Pages, PagesError, serve_pages
 from agentcade.wiring.pipeline import follow_model_settings
-
-
-def port_number(text: str) -> int:
-    """An argparse type: a TCP port, 0..65535 (0: any free port)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}")
-    return port
 
 
 def add_pages_options(p: argparse.ArgumentParser) -> None:

@@ -37,6 +37,7 @@ from pathlib import Path
 import agentcade
 from agentcade import __version__
 from agentcade.commands._bundle import (
+    BUNDLED_GAMES,
     EXCLUDES,
     STRIP,
     runtime_datas,
@@ -44,7 +45,6 @@ from agentcade.commands._bundle import (
     shipped,
     source_imports,
 )
-from agentcade.commands._game_binary import BUNDLED_GAMES
 from agentcade.core.errors import GameLoadError, InputError
 from agentcade.game.loader import load_game
 

@@ -24,7 +24,7 @@ from typing import Any
 import trio
 
 from agentcade.commands._logging import one_line
-from agentcade.commands._pages import port_number
+from agentcade.commands._ports import port_number
 from agentcade.commands._signals import stop_on_signals
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace

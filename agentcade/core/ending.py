@@ -1,7 +1,7 @@
 """What a family says to end the game: one list of end words, one rule (pure).
 
 The router (``agentcade.main.router``) ends the current game on it, and the offline main
-model (``agentcade.main.agent.OfflineMainModel``) calls ``end_game`` on it, so the two
+model (``agentcade.main.chat.OfflineMainModel``) calls ``end_game`` on it, so the two
 can never disagree about what "不玩了" means. A line ends the game when it holds an end
 phrase, is nothing but a short end word ("停", "结束了"), or holds a phrase that sounds
 like "结束游戏" (speech recognition: "接术游戏").

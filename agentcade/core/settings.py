@@ -71,6 +71,7 @@ __all__ = [
     "SettingsError",
     "env_example",
     "env_example_specs",
+    "game_settings_files",
     "load_budgets",
     "load_game_settings",
     "load_settings_spec",
@@ -568,6 +569,18 @@ def load_game_settings(
         specs, game_dir=game_dir, environ=environ, extra_env_files=extra_env_files
     )
     return config_cls.from_values(values)
+
+
+def game_settings_files(game_dir: Path | None, environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
+    """Every file ``load_game_settings`` (with its default ``extra_env_files``) may read.
+
+    Whether each exists or not: one that appears changes the settings as much as one that
+    changes. Whoever keeps settings between reads watches these (``wiring.games``).
+    """
+    files = [user_config_dir(environ) / ".env"]
+    if game_dir is not None:
+        files += [Path(game_dir) / "settings.yaml", Path(game_dir) / ".env"]
+    return tuple(files)
 
 
 # --------------------------------------------------------------------------- budgets

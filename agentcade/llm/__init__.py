@@ -13,7 +13,7 @@ Cancellation (``trio.Cancelled``) is never caught: cancelling a turn cancels the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcade.core.settings import LLMSettings
 from agentcade.llm.base import (
@@ -24,9 +24,11 @@ from agentcade.llm.base import (
     TextSink,
     ToolCall,
 )
-from agentcade.llm.client import OpenAIChatModel
 from agentcade.llm.offline import MAX_TOOL_CALLS, OfflineModel
 from agentcade.llm.spoken import SPEECH_KEYS, speak_results
+
+if TYPE_CHECKING:
+    from agentcade.llm.client import OpenAIChatModel
 
 __all__ = [
     "MAX_TOOL_CALLS",
@@ -45,6 +47,16 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> object:
+    """``OpenAIChatModel`` is imported when first asked for: the openai package takes
+    0.4 s to import, which a game served offline, ``check`` or ``--help`` never need."""
+    if name == "OpenAIChatModel":
+        from agentcade.llm.client import OpenAIChatModel
+
+        return OpenAIChatModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def offline_notice() -> str:
     """One line for the CLI when the offline model is used."""
     return "未配置大模型（LLM_BASE_URL / LLM_API_KEY），使用离线模型。"
@@ -56,4 +68,6 @@ def make_model(
     """``OfflineModel`` when ``settings.offline``, else ``OpenAIChatModel``."""
     if settings.offline:
         return OfflineModel()
+    from agentcade.llm.client import OpenAIChatModel
+
     return OpenAIChatModel(settings, stream=stream, response_format=response_format)

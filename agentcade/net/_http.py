@@ -45,6 +45,8 @@ class H11Stream:
         self.conn = h11.Connection(role, max_incomplete_event_size=max_incomplete_event_size)
         self.eof = False
         self._eof_fed = False
+        self.held = b""
+        """Serialized by ``hold``, not written yet: goes out with the next write."""
 
     def mark_eof(self) -> None:
         """The peer is gone (EOF or reset): tell h11 once, read no more."""
@@ -107,18 +109,22 @@ class H11Stream:
 
     async def send(self, event: Any) -> None:
         """Serialize and write one event."""
-        data = self.conn.send(event)
-        try:
-            if data:
-                await self.stream.send_all(data)
-        except BaseException:
-            self.conn.send_failed()
-            raise
+        await self.send_many((event,))
+
+    def hold(self, events: Iterable[Any]) -> None:
+        """Serialize ``events`` now; they are written with the next write (``send_many``).
+
+        A response's head held this way goes out in one write with its first chunk when
+        that chunk comes soon (one syscall, one wake-up of the peer, instead of two).
+        """
+        self.held += b"".join([self.conn.send(event) or b"" for event in events])
 
     async def send_many(self, events: Iterable[Any]) -> None:
-        """Serialize ``events`` and write them at once (one syscall for a head and a chunk)."""
+        """Serialize ``events`` and write them at once (one syscall for a head and a chunk),
+        after what was held."""
         conn = self.conn
-        data = b"".join([conn.send(event) or b"" for event in events])
+        data = self.held + b"".join([conn.send(event) or b"" for event in events])
+        self.held = b""
         try:
             if data:
                 await self.stream.send_all(data)

@@ -1,4 +1,4 @@
-"""The one HTTP/1.1 server loop: the A2A server, the local pages and the simulated Daemon.
+"""The one HTTP/1.1 server loop: the A2A server, the local pages, the simulated Daemon, the fake model.
 
 Theory of operation
 -------------------
@@ -170,6 +170,21 @@ class Exchange:
             await self._send(head, h11.Data(data=first))
         else:
             await self._send(head)
+
+    def hold_stream(self, status: int, headers: Headers, first: bytes = b"") -> None:
+        """``start_stream``, written with the response's next write (``flush``, ``send_data``,
+        ``end_stream``): an answer that comes soon goes out with its head in one write."""
+        head = self._head(status, headers)
+        self.conn.hold((head, h11.Data(data=first)) if first else (head,))
+
+    @property
+    def holding(self) -> bool:
+        """Part of the response is held, not written yet (``hold_stream``)."""
+        return bool(self.conn.held)
+
+    async def flush(self) -> None:
+        """Write what is held."""
+        await self._send()
 
     async def send_data(self, data: bytes) -> None:
         """One chunk of a streamed response."""

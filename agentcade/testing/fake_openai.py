@@ -1,4 +1,4 @@
-"""A scripted, OpenAI-compatible chat-completions server for tests (trio + h11, real HTTP).
+"""A scripted, OpenAI-compatible chat-completions server for tests (real HTTP on 127.0.0.1).
 
 Usage: start it in the pytest-trio ``nursery`` fixture; it serves until the nursery is
 cancelled (pytest-trio cancels the fixture nursery when the test ends)::
@@ -26,22 +26,25 @@ Script items (``fake.push(...)``; popped one per request, then ``fake.default``)
 * ``Hang()``: read the request and never answer.
 * a callable ``(request_json) -> item``: decides per request.
 
-Routes: ``POST /v1/chat/completions`` and ``POST /chat/completions``; anything else is 404.
-Connections are kept alive (HTTP/1.1), one request at a time per connection, as h11 does.
+Routes: ``POST /v1/chat/completions`` and ``POST /chat/completions`` (and the audio ones);
+anything else is 404. It is a route handler over the one HTTP/1.1 loop
+(``agentcade.net.server.HttpServer``): connections are kept alive, one request at a time
+per connection, and the loop never times a client out (``_PATIENT``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import h11
 import trio
 
 from agentcade.core.settings import LLMSettings
+from agentcade.net.server import Exchange, HttpLimits, HttpServer, Request
 
 __all__ = [
     "Fail",
@@ -171,45 +174,28 @@ class FakeOpenAI:
 
     # ------------------------------------------------------------------ HTTP
 
-    async def _handle_connection(self, stream: trio.SocketStream) -> None:
-        conn = h11.Connection(h11.SERVER)
-        try:
-            while True:
-                request, body = await _read_request(conn, stream)
-                if request is None:
-                    return
-                await self._respond(conn, stream, request, body)
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    return
-                conn.start_next_cycle()
-        except (h11.ProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
-            return
-        finally:
-            await trio.aclose_forcefully(stream)
-
-    async def _respond(
-        self, conn: h11.Connection, stream: trio.SocketStream, request: h11.Request, body: bytes
-    ) -> None:
-        path = request.target.decode("latin-1").split("?", 1)[0]
-        if request.method == b"POST" and path in ("/v1/audio/transcriptions", "/v1/audio/speech"):
-            headers = {k.decode().lower(): v.decode("latin-1") for k, v in request.headers}
-            self.audio_requests.append((path, headers, body))
+    async def _handle(self, exchange: Exchange, request: Request) -> None:
+        """The route handler (over the one ``HttpServer`` loop)."""
+        path = request.path
+        if request.method == "POST" and path in ("/v1/audio/transcriptions", "/v1/audio/speech"):
+            headers = {k.decode().lower(): v.decode("latin-1") for k, v in request.head.headers}
+            self.audio_requests.append((path, headers, request.body))
             if self.audio_delay:
                 await trio.sleep(self.audio_delay)
             if self.audio_status != 200:
-                await _send_body(conn, stream, self.audio_status, {"error": {"message": "refused"}})
+                await _send_body(exchange, self.audio_status, {"error": {"message": "refused"}})
             elif path.endswith("transcriptions"):
-                await _send_body(conn, stream, 200, {"text": self.transcript})
+                await _send_body(exchange, 200, {"text": self.transcript})
             else:
-                await _send_body(conn, stream, 200, self.speech, content_type=b"audio/pcm")
+                await _send_body(exchange, 200, self.speech, content_type=b"audio/pcm")
             return
-        if request.method != b"POST" or path not in ("/v1/chat/completions", "/chat/completions"):
-            await _send_body(conn, stream, 404, {"error": {"message": f"no route {path}"}})
+        if request.method != "POST" or path not in ("/v1/chat/completions", "/chat/completions"):
+            await _send_body(exchange, 404, {"error": {"message": f"no route {path}"}})
             return
         try:
-            payload = json.loads(body)
+            payload = json.loads(request.body)
         except ValueError:
-            await _send_body(conn, stream, 400, {"error": {"message": "body is not JSON"}})
+            await _send_body(exchange, 400, {"error": {"message": "body is not JSON"}})
             return
         self.requests.append(payload)
         self._arrived.set()
@@ -222,10 +208,10 @@ class FakeOpenAI:
             case Hang():
                 await trio.sleep_forever()
             case Fail(status=status, body=fail_body, headers=extra):
-                await _send_body(conn, stream, status, fail_body, extra_headers=extra)
+                await _send_body(exchange, status, fail_body, extra_headers=extra)
             case Garbage(raw=raw, status=status):
                 kind = b"text/event-stream" if streamed else b"application/json"
-                await _send_body(conn, stream, status, raw, content_type=kind)
+                await _send_body(exchange, status, raw, content_type=kind)
             case Reply():
                 if item.delay:
                     await trio.sleep(item.delay)
@@ -233,9 +219,14 @@ class FakeOpenAI:
                 model = str(payload.get("model", "fake-model"))
                 if streamed:
                     chunks = _chunks(item, completion_id, model)
-                    await _send_stream(conn, stream, chunks, item.chunk_delay)
+                    await _send_stream(exchange, chunks, item.chunk_delay)
                 else:
-                    await _send_body(conn, stream, 200, _completion(item, completion_id, model))
+                    await _send_body(exchange, 200, _completion(item, completion_id, model))
+
+
+_PATIENT = HttpLimits(request_timeout=math.inf, idle_timeout=math.inf, write_timeout=math.inf)
+"""A test's fake model never gives up on its client: tests on virtual time (``autojump_clock``)
+may leave a keep-alive connection idle, or a request unread, as long as they like."""
 
 
 async def serve_fake_openai(
@@ -253,47 +244,17 @@ async def serve_fake_openai(
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listeners[0].socket.getsockname()[1]
     fake = FakeOpenAI(port, default if default is not None else Reply("好的。"))
+    server = HttpServer(fake._handle, limits=_PATIENT, name="fake OpenAI")
     async with trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, fake._handle_connection, listeners)
+        await nursery.start(trio.serve_listeners, server.handle_connection, listeners)
         task_status.started(fake)
 
 
-# ---------------------------------------------------------------------- h11 glue
-
-
-async def _read_request(
-    conn: h11.Connection, stream: trio.SocketStream
-) -> tuple[h11.Request | None, bytes]:
-    request: h11.Request | None = None
-    body = bytearray()
-    while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            conn.receive_data(bytes(await stream.receive_some(65536)))
-        elif isinstance(event, h11.Request):
-            request = event
-        elif isinstance(event, h11.Data):
-            body += event.data
-        elif isinstance(event, h11.EndOfMessage):
-            return request, bytes(body)
-        else:  # ConnectionClosed (client went away between requests) or PAUSED
-            return None, b""
-
-
-async def _send(conn: h11.Connection, stream: trio.SocketStream, event: h11.Event) -> None:
-    data = conn.send(event)
-    try:
-        if data:
-            await stream.send_all(data)
-    except BaseException:
-        # Especially trio.Cancelled: the connection is now in an unknown state.
-        conn.send_failed()
-        raise
+# ---------------------------------------------------------------------- responses
 
 
 async def _send_body(
-    conn: h11.Connection,
-    stream: trio.SocketStream,
+    exchange: Exchange,
     status: int,
     body: dict[str, Any] | bytes,
     *,
@@ -301,30 +262,21 @@ async def _send_body(
     extra_headers: tuple[tuple[str, str], ...] = (),
 ) -> None:
     data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
-    headers = [(b"content-type", content_type), (b"content-length", str(len(data)).encode())]
-    headers += [(name.encode(), value.encode()) for name, value in extra_headers]
-    await _send(conn, stream, h11.Response(status_code=status, headers=headers))
-    await _send(conn, stream, h11.Data(data=data))
-    await _send(conn, stream, h11.EndOfMessage())
+    headers = [(name.encode(), value.encode()) for name, value in extra_headers]
+    await exchange.respond(status, data, content_type=content_type, headers=headers)
 
 
-async def _send_stream(
-    conn: h11.Connection,
-    stream: trio.SocketStream,
-    chunks: list[dict[str, Any]],
-    chunk_delay: float = 0.0,
-) -> None:
+async def _send_stream(exchange: Exchange, chunks: list[dict[str, Any]], chunk_delay: float = 0.0) -> None:
     headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-    await _send(conn, stream, h11.Response(status_code=200, headers=headers))  # chunked
+    await exchange.start_stream(200, headers)  # chunked
     for chunk in chunks:
         line = "data: " + json.dumps(chunk, ensure_ascii=False) + "\n\n"
-        await _send(conn, stream, h11.Data(data=line.encode()))
+        await exchange.send_data(line.encode())
         if chunk_delay:
             await trio.sleep(chunk_delay)
         else:
             await trio.lowlevel.checkpoint()
-    await _send(conn, stream, h11.Data(data=b"data: [DONE]\n\n"))
-    await _send(conn, stream, h11.EndOfMessage())
+    await exchange.end_stream(b"data: [DONE]\n\n")
 
 
 # ---------------------------------------------------------------------- payloads

@@ -91,8 +91,9 @@ def follow_model_settings(
 ) -> Callable[[frozenset[str]], Awaitable[None]]:
     """What to do when the settings page saved keys: the main agent's model follows ``LLM_*``.
 
-    (Games read their settings at every new session; the main agent holds one model, so
-    it is rebuilt here.) The old model is closed; the pipeline closes the last one.
+    (A game's new session reads its settings again when their files changed; the main
+    agent holds one model, so it is rebuilt here.) The old model is closed; the pipeline
+    closes the last one.
     """
 
     async def saved(keys: frozenset[str]) -> None:

@@ -8,7 +8,7 @@ as it was; ``check_remote`` turns a peer's request into ``RemoteIllegalTransitio
 
 * ``a2a_task``: an A2A task (``agentcade.a2a.tasks``, the A2A server).
 * ``game_session``: a game session in ``agentcade.game.host.GameHost``.
-* ``current_game``: the main agent's current game (``agentcade.main.agent``).
+* ``current_game``: the main agent's current game (``agentcade.main.conversation``).
 * ``robot_link``: the link to a real robot (``agentcade.device.robots.SdkRobot``).
 """
 

@@ -82,12 +82,12 @@ def run(exe: Path, tmp_path: Path):
     if sys.platform == "win32":  # Windows cannot start a process without these
         env.update({k: os.environ[k] for k in ("SYSTEMROOT", "TEMP", "TMP") if k in os.environ})
 
-    def _run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    def _run(*args: str, stdin: str = "", **more_env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(exe), *args],
             input=stdin,
             cwd=cwd,
-            env=env,
+            env={**env, **more_env},
             capture_output=True,
             text=True,
             encoding="utf-8",
@@ -176,11 +176,14 @@ def test_the_local_pages_are_served_from_the_bundle(exe: Path, tmp_path: Path) -
 
 
 def test_run_plays_a_spoken_scenario_on_the_simulated_robot_from_the_bundle(run, tmp_path: Path) -> None:
-    """The voice is bundled: PyAV (the microphone's Opus, resampling) and Silero detection."""
+    """The voice is bundled: PyAV (the microphone's Opus, resampling) and Silero detection.
+    The embedded recogniser and the neural voice are not in the one-file executable yet (see
+    the README): the scenario is recognised by script and spoken by espeak-ng here."""
     need_program("espeak-ng", package="espeak-ng")
     scenario = tmp_path / "s.txt"
     scenario.write_text("有什么游戏\n", encoding="utf-8")
-    proc = run("run", "--robot", "sim", "--say-file", str(scenario), "--no-pages", "--sim-speed", "8")
+    proc = run("run", "--robot", "sim", "--say-file", str(scenario), "--no-pages", "--sim-speed", "8",
+               ASR_PROVIDER="scripted", TTS_PROVIDER="espeak")
     assert proc.returncode == 0, _explain(proc)
     assert "剧本说完了" in proc.stdout, _explain(proc)
     assert "改用音量检测" not in proc.stderr, _explain(proc)  # Silero loaded

@@ -493,6 +493,7 @@ def test_run_that_cannot_hear_without_pages_says_what_to_do_and_exits_2(tmp_path
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1
     assert "离线语音识别用不了" in lines[0]
+    assert "ASR_PROVIDER" in lines[0]
     assert "Traceback" not in done.stderr
 
 

@@ -236,7 +236,7 @@ class VoiceServices:
                 try:
                     ears.append(await LocalRecognizer.load())
                 except VoiceError as exc:
-                    why.append(f"离线语音识别用不了：{exc}")
+                    why.append(f"离线语音识别用不了（{exc}）；可以设置 ASR_PROVIDER 用一个语音识别服务")
 
             recognizer: Recognizer | None = None
             async with trio.open_nursery() as nursery:

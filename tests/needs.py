@@ -54,3 +54,13 @@ def need_pip_program(program: str, *, install: str) -> str:
         _missing(f"the program {program!r}", install)
         raise AssertionError("unreachable")  # pragma: no cover
     return path
+
+
+def need_private_network() -> None:
+    """A private network namespace can be made here (Linux, root, util-linux, iproute2):
+    the real Daemon's pairing broadcasts, so it runs only inside one."""
+    from agentcade.testing.netns import namespace_unavailable
+
+    reason = namespace_unavailable()
+    if reason is not None:
+        _missing(f"a private network namespace ({reason})", "run as root on Linux with util-linux and iproute2")

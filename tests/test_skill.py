@@ -187,6 +187,8 @@ FAILING: list[tuple[str, str, str | None]] = [
     ("SKILL-ALIASES", make(aliases="[谜语, '']"), None),
     ("SKILL-ALIASES", make(aliases="[2048]"), None),
     ("SKILL-ALIASES", make(aliases="{a: b}"), None),
+    ("SKILL-VOCABULARY", make(vocabulary="月亮"), None),
+    ("SKILL-VOCABULARY", make(vocabulary="[月亮, 7]"), None),
     ("SKILL-CAPABILITIES", make(required_capabilities="motion"), None),
     ("SKILL-CAPABILITIES", make(required_capabilities="[1]"), None),
     ("SKILL-CAPABILITIES", make(required_capabilities="[motion, '']"), None),
@@ -288,6 +290,7 @@ PASSING: list[tuple[str, str, str | None]] = [
     ("SKILL-ALIASES", make(aliases="[]"), None),
     ("SKILL-ALIASES", make(aliases="['2048']"), None),
     ("SKILL-ALIASES", make(aliases="\n  - 谜语\n  - 猜谜"), None),
+    ("SKILL-VOCABULARY", make(vocabulary="[月亮, 彩虹, 是月亮吗]"), None),
     ("SKILL-CAPABILITIES", make(required_capabilities=None), None),
     ("SKILL-CAPABILITIES", make(required_capabilities="[]"), None),
     (

@@ -44,13 +44,14 @@ from agentcade.device.robots import DEFAULT_DESKTOP_URL, SdkRobot
 from agentcade.game.client import InProcessGameClient
 from agentcade.game.skill_agent import SkillAgent
 from agentcade.main.agent import MainAgent
+from agentcade.testing.child import child_voice
 from agentcade.testing.room import RoomError, parse_room
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.config import load_voice_settings
 from agentcade.voice.pcm import resample
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
-from agentcade.voice.tts import EspeakSynthesizer
+from agentcade.voice.tts import Synthesizer
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.robot import open_robot
 from agentcade.wiring.voice import SCENARIO_SILENCE_BYTES, VoiceLoop, running
@@ -249,7 +250,7 @@ async def _run_all(
 ) -> list[Outcome]:
     records: list[dict[str, Any]] = []
     trace = Trace(records.append)
-    mouth = EspeakSynthesizer(rate=16000)
+    mouth = await child_voice(room)
     # run's own services: the recogniser and voice the settings name (an SDK provider gets
     # its bridge); on the sim without ASR_PROVIDER the scripted one, told each line as said.
     services = VoiceServices([] if sim else None)
@@ -300,7 +301,7 @@ async def _play_step(
     recognizer: Recognizer,
     robot: SdkRobot,
     voice: VoiceRobot,
-    mouth: EspeakSynthesizer,
+    mouth: Synthesizer,
     records: list[dict[str, Any]],
     trace: Trace,
     *,

@@ -50,14 +50,16 @@ from agentcade.core.errors import VoiceError
 from agentcade.core.settings import SettingsError, load_outputs
 from agentcade.core.trace import Trace
 from agentcade.device.robots import DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
+from agentcade.testing.child import child_voice
 from agentcade.testing.room import Room, RoomError, parse_room
 from agentcade.voice.asr import Recognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
-from agentcade.voice.config import VoiceSettings, load_voice_settings
+from agentcade.voice.config import SCRIPTED, VoiceSettings, load_voice_settings
+from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.record import Recorder, open_record_dir
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
-from agentcade.voice.tts import EspeakSynthesizer, Synthesizer, make_synthesizer
+from agentcade.voice.tts import Synthesizer, open_synthesizer
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.robot import open_robot
 from agentcade.wiring.voice import (
@@ -180,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn(line: str) -> None:
+    print(f"agentcade run: {line}", file=sys.stderr, flush=True)
+
+
 class _NoAsr(Exception):
     """No speech recognition, and no settings page to set it on."""
 
@@ -193,9 +199,11 @@ ASK_FOR_ASR = ("我现在还听不见大家说话。请在电脑上打开小懒�
 class VoiceServices:
     """The recogniser and synthesiser the voice settings name, reopened when they change.
 
-    The recogniser is None while ``ASR_PROVIDER`` is missing (a scenario without it is
-    recognised by script). An SDK provider gets an asyncio bridge; everything is closed
-    by :meth:`aclose` or when replaced.
+    The embedded recogniser and the neural voice are loaded in worker threads, side by side,
+    before the robot is listened to. The recogniser is None (and :attr:`why_deaf` says why
+    in one line) when the embedded one cannot load here; ``ASR_PROVIDER=scripted`` (a
+    scenario on the simulated robot) takes the scenario's lines as what was heard. An SDK
+    provider gets an asyncio bridge; everything is closed by :meth:`aclose` or when replaced.
     """
 
     def __init__(self, lines: list[str] | None) -> None:
@@ -203,6 +211,7 @@ class VoiceServices:
         self._stack: AsyncExitStack | None = None
         self.recognizer: Recognizer | None = None
         self.synthesizer: Synthesizer | None = None
+        self.why_deaf: str | None = None
 
     async def open(self, settings: VoiceSettings) -> None:
         """Open what ``settings`` name, then close what was open before.
@@ -213,19 +222,41 @@ class VoiceServices:
         """
         stack = AsyncExitStack()
         try:
-            sdk = {settings.asr.provider, settings.tts.provider} - {"", "openai", "espeak"}
+            sdk = {settings.asr.provider, settings.tts.provider} - {
+                "", "openai", "espeak", "neural", "local", SCRIPTED}
             bridge: AsyncioBridge | None = None
             if sdk:
                 bridge = AsyncioBridge()
                 stack.callback(bridge.close)
-            synthesizer = make_synthesizer(settings.tts, bridge=bridge)
-            stack.push_async_callback(synthesizer.aclose)
+            voices: list[Synthesizer] = []
+            ears: list[LocalRecognizer] = []
+            why: list[str] = []
+
+            async def load_voice() -> None:
+                voices.append(await open_synthesizer(settings.tts, bridge=bridge, warn=_warn))
+
+            async def load_ears() -> None:
+                try:
+                    ears.append(await LocalRecognizer.load())
+                except VoiceError as exc:
+                    why.append(f"离线语音识别用不了：{exc}")
+
             recognizer: Recognizer | None = None
-            if self._lines is not None and not settings.asr.provider:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(load_voice)
+                if settings.asr.provider in ("", "local"):
+                    nursery.start_soon(load_ears)
+            (synthesizer,) = voices
+            stack.push_async_callback(synthesizer.aclose)
+            if settings.asr.provider == SCRIPTED:
+                if self._lines is None:
+                    raise VoiceError("ASR_PROVIDER=scripted 只能用在模拟的机器人上（--robot sim 加 --say-file）")
                 recognizer = ScriptedRecognizer(
                     [parse_over(line)[1] for line in self._lines], vad=settings.vad
                 )
-            elif settings.asr.provider:
+            elif settings.asr.provider in ("", "local"):
+                recognizer = ears[0] if ears else None
+            else:
                 recognizer = make_recognizer(settings.asr, bridge=bridge)
             if recognizer is not None:
                 stack.push_async_callback(recognizer.aclose)
@@ -234,6 +265,7 @@ class VoiceServices:
             raise
         old, self._stack = self._stack, stack
         self.recognizer, self.synthesizer = recognizer, synthesizer
+        self.why_deaf = why[0] if why else None
         if old is not None:
             await old.aclose()
 
@@ -276,6 +308,9 @@ async def _run(
     app = robot_spec == "app"
     services = VoiceServices(lines)
     await services.open(settings)
+    if services.recognizer is None and args.no_pages:
+        await services.aclose()
+        raise _NoAsr(services.why_deaf or settings.missing_asr)
     try:
         async with open_robot(
             robot_spec, trace=trace, room=room, sim_speed=args.sim_speed
@@ -308,11 +343,12 @@ async def _run(
                     seen = changes.count
                     recognizer = services.recognizer
                     if recognizer is None:
+                        deaf = services.why_deaf or settings.missing_asr
                         if pages is None:
-                            raise _NoAsr(settings.missing_asr)
+                            raise _NoAsr(deaf)
                         if not asked:
                             asked = True
-                            print(f"—— {settings.missing_asr}。也可以在设置页面的“语音”一栏填写："
+                            print(f"—— {deaf}。也可以在设置页面的“语音”一栏填写："
                                   f"{pages.settings_url}#voice ，保存后马上开始听，不用重启。",
                                   flush=True)
                             await agent.say(ASK_FOR_ASR)
@@ -330,7 +366,8 @@ async def _run(
                                 "touch": "它说话时摸一下后背可以打断它。", "off": ""}[loop.barge_in]
                         print(f"—— 小懒在听（{recognizer.name} 识别，{services.synthesizer.name} "
                               f"说话）。可以玩：{names}。{stop}Ctrl-C 退出。", flush=True)
-                        if await _listen(loop, changes, seen, lines, robot, trace, args.sim_speed):
+                        if await _listen(loop, changes, seen, lines, robot, trace, args.sim_speed,
+                                         room):
                             nursery.cancel_scope.cancel()
                             return
                     settings = await _reload(services, settings, trace)
@@ -349,6 +386,7 @@ async def _listen(
     robot: SdkRobot,
     trace: Trace,
     speed: float,
+    room: Room,
 ) -> bool:
     """Listen until the voice settings change (False) or the scenario is over (True)."""
     over = False
@@ -363,7 +401,7 @@ async def _listen(
         if lines is not None:
             device = getattr(robot, "device", None)
             assert device is not None, "--say-file is checked to come with --robot sim"
-            mouth = EspeakSynthesizer(rate=16000)
+            mouth = await child_voice(room)
             await say_into_microphone(
                 loop, device.audio.microphone, lines, mouth.synthesize, trace=trace, speed=speed
             )

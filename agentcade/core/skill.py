@@ -70,6 +70,7 @@ KNOWN_FIELDS: tuple[str, ...] = (
     "version",
     "author",
     "homepage",
+    "vocabulary",
 )
 """The frontmatter keys of the guide's table, in its order."""
 
@@ -86,6 +87,7 @@ RULES: MappingProxyType[str, Level] = MappingProxyType(
         "SKILL-SUMMARY-LENGTH": "fail",
         "SKILL-SUMMARY-PUNCTUATION": "fail",
         "SKILL-ALIASES": "fail",
+        "SKILL-VOCABULARY": "fail",
         "SKILL-CAPABILITIES": "fail",
         "SKILL-CAPABILITY-UNKNOWN": "warn",
         "SKILL-VERSION-SEMVER": "fail",
@@ -160,6 +162,10 @@ class Declaration:
     version: str = DEFAULT_VERSION
     author: str | None = None
     homepage: str | None = None
+    vocabulary: tuple[str, ...] = ()
+    """Words and short lines a player says in this game (every answer of its deck, never
+    the current one alone): the embedded recogniser is biased towards them while the game
+    runs, so they are heard right. Optional; a remote game's are its card's examples."""
 
     def declared(self) -> dict[str, Any]:
         """The declaration's fields alone, e.g. to build another record from them."""
@@ -182,7 +188,7 @@ class Skill(Declaration):
 
     def __post_init__(self) -> None:
         # Callers building a Skill by hand may pass lists; keep the instance hashable.
-        for name in ("aliases", "required_capabilities", "_warnings"):
+        for name in ("aliases", "required_capabilities", "vocabulary", "_warnings"):
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
@@ -364,6 +370,7 @@ class _Checker:
             "version": self.version(front),
             "author": self.author(front),
             "homepage": self.homepage(front),
+            "vocabulary": self.string_list(front, "vocabulary", "SKILL-VOCABULARY"),
         }
         self.unknown(front)
         return values

@@ -11,6 +11,8 @@ such a room; every key is optional:
 ``voice``  the child's loudness factor (0.05..4; default 1; 0.25 is a quiet child)
 ``echo``   the share of the robot's own speaker output that returns into its microphone,
            40–120 ms late with a short reverb (0..1; default 0)
+``child``  the child's voice: ``neural`` (the natural offline voice; default) or ``espeak``
+           (espeak-ng, which a recogniser hears far worse)
 
 :func:`parse_room` turns the option into a :class:`Room` (or :class:`RoomError`, one line);
 :class:`RoomMixer` makes each microphone frame from the child's voice, the noise and the
@@ -58,6 +60,8 @@ class Room:
     echo_delay: float = 0.07
     """Seconds from the speaker to the microphone (40–120 ms in a real robot)."""
     seed: int = 20
+    child: str = "neural"
+    """The voice the simulated child speaks with (``neural`` or ``espeak``)."""
 
     @property
     def quiet(self) -> bool:
@@ -66,6 +70,8 @@ class Room:
 
 
 _RANGES: dict[str, tuple[float, float]] = {"noise": (0, 8000), "voice": (0.05, 4), "echo": (0, 1)}
+CHILD_VOICES = ("neural", "espeak")
+_KEYS = "keys: noise, bursts, voice, echo, child"
 
 
 def parse_room(spec: str) -> Room:
@@ -75,17 +81,23 @@ def parse_room(spec: str) -> Room:
         RoomError: an unknown key, a value that is not a number (or on/off), or out of range.
     """
     values: dict[str, float | bool] = {}
+    child = "neural"
     for part in filter(None, (p.strip() for p in spec.split(","))):
         key, sep, raw = (s.strip() for s in part.partition("="))
         if not sep or not raw:
-            raise RoomError(f"--room: {part!r} is not KEY=VALUE (keys: noise, bursts, voice, echo)")
+            raise RoomError(f"--room: {part!r} is not KEY=VALUE ({_KEYS})")
         if key == "bursts":
             if raw.lower() not in ("on", "off"):
                 raise RoomError(f"--room: bursts is on or off, not {raw!r}")
             values[key] = raw.lower() == "on"
             continue
+        if key == "child":
+            if raw.lower() not in CHILD_VOICES:
+                raise RoomError(f"--room: child is {' or '.join(CHILD_VOICES)}, not {raw!r}")
+            child = raw.lower()
+            continue
         if key not in _RANGES:
-            raise RoomError(f"--room: unknown key {key!r} (keys: noise, bursts, voice, echo)")
+            raise RoomError(f"--room: unknown key {key!r} ({_KEYS})")
         try:
             number = float(raw)
         except ValueError:
@@ -99,6 +111,7 @@ def parse_room(spec: str) -> Room:
         bursts=bool(values.get("bursts", False)),
         voice=float(values.get("voice", 1.0)),
         echo=float(values.get("echo", 0.0)),
+        child=child,
     )
 
 

@@ -2,8 +2,9 @@
 same loader and precedence as a game's settings (default < ``<user config dir>/.env`` <
 environment).
 
-``ASR_PROVIDER`` is required by ``run`` (there is no offline Chinese recogniser): with none,
-:attr:`VoiceSettings.missing_asr` is the one line that says what to set. Keys are
+``ASR_PROVIDER`` defaults to ``local``, the embedded recogniser (Whisper base on this
+computer, the ``voice`` extra); ``scripted`` (the simulated robot only) takes each line of a
+scenario as what was said. Keys are
 ``SecretStr`` and never printed; :meth:`VoiceSettings.secrets` lists them for the trace's
 scrubber.
 """
@@ -38,8 +39,10 @@ __all__ = [
 ]
 
 SETTINGS_FILE = Path(__file__).with_name("settings.yaml")
-ASR_PROVIDERS = ("openai", "volcengine", "aliyun", "deepgram")
-TTS_PROVIDERS = ("espeak", "openai", "volcengine", "deepgram", "cartesia", "elevenlabs", "minimaxi")
+ASR_PROVIDERS = ("local", "openai", "volcengine", "aliyun", "deepgram")
+SCRIPTED = "scripted"
+"""The test-only recogniser of a scenario on the simulated robot (not shown on the pages)."""
+TTS_PROVIDERS = ("neural", "espeak", "openai", "volcengine", "deepgram", "cartesia", "elevenlabs", "minimaxi")
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,8 @@ BARGE_INS: tuple[BargeIn, ...] = ("voice", "touch", "off")
 @dataclass(frozen=True)
 class VoiceSettings:
     barge_in: BargeIn = "voice"
-    asr: ServiceSettings = field(default_factory=ServiceSettings)
-    tts: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="espeak"))
+    asr: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="local"))
+    tts: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="neural"))
     vad: VadConfig = field(default_factory=VadConfig)
 
     @property
@@ -136,9 +139,11 @@ def load_voice_settings(
     barge = values.get("BARGE_IN", "").strip().lower() or "voice"
     if barge not in BARGE_INS:
         raise SettingsError(f"BARGE_IN 不认识 {barge!r}，可以用：{'、'.join(BARGE_INS)}")
-    asr = _service(values, "ASR", ASR_PROVIDERS)
+    asr = _service(values, "ASR", (*ASR_PROVIDERS, SCRIPTED))
+    if not asr.provider:
+        asr = ServiceSettings(**{**asr.__dict__, "provider": "local"})
     tts = _service(values, "TTS", TTS_PROVIDERS)
     if not tts.provider:
-        tts = ServiceSettings(**{**tts.__dict__, "provider": "espeak"})
+        tts = ServiceSettings(**{**tts.__dict__, "provider": "neural"})
     barge_in: BargeIn = "voice" if barge == "voice" else "touch" if barge == "touch" else "off"
     return VoiceSettings(barge_in=barge_in, asr=asr, tts=tts, vad=vad)

@@ -12,7 +12,16 @@ and is recognised like any other line. While the robot's voice may be in the fra
 and the recogniser are given the canceller's output; while it is silent, the microphone's
 own samples, as half duplex is (see :meth:`~agentcade.voice.vad.SileroDetector.feed`).
 
-Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms),
+A recogniser that can recognise a clip at once (:class:`Speculative`: the embedded one) is
+not streamed to: the child is answered the moment they stop. When the voice has stopped for
+:data:`SPECULATE_MS`, what was said so far is recognised while the silence window runs; if the
+voice comes back, that recognition is dropped (a child who pauses mid-sentence, 我猜……十五,
+is not cut off); if the text is something the host can act on at once (``actionable``: a
+number in 猜数字, an answer, 结束游戏), the utterance ends there; otherwise the normal window
+ends it, and the text already recognised is used, not recognised again.
+
+Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms, early: ended
+before the silence window),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
 (half duplex: the robot began to speak before the utterance ended: it is not recognised),
 ``speech_over_robot`` (full duplex: speech started while the robot spoke).
@@ -24,6 +33,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import trio
 
@@ -33,9 +43,20 @@ from agentcade.voice.asr import Recognizer
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.vad import Detector, SileroDetector, VadConfig, make_detector
 
-__all__ = ["Heard", "Listener", "MicrophoneClosed"]
+__all__ = ["SPECULATE_MS", "Heard", "Listener", "MicrophoneClosed", "Speculative"]
 
 BYTES_PER_SECOND = 32000
+SPECULATE_MS = 160
+"""Silence after the voice before what was said is recognised (the silence window, 800 ms,
+goes on meanwhile). Pauses between a child's words are mostly shorter; one that is not
+costs a recognition thrown away."""
+
+
+@runtime_checkable
+class Speculative(Protocol):
+    """A recogniser that recognises a whole clip at once, fast enough to start on a pause."""
+
+    async def recognize(self, pcm: bytes, voiced_ms: float) -> str: ...
 
 
 class MicrophoneClosed(DeviceError):
@@ -54,6 +75,8 @@ class Heard:
     voiced_seconds: float
     speech_end: float
     asr_final: float
+    early: bool = False
+    """Ended before the silence window: the text could be acted on at once."""
 
     @property
     def asr_ms(self) -> int:
@@ -75,7 +98,10 @@ class Listener:
         echo: EchoCanceller | None = None,
         speaking: Callable[[], bool] = lambda: False,
         on_barge_in: Callable[[], None] | None = None,
+        actionable: Callable[[str], bool] = lambda text: False,
     ) -> None:
+        self._actionable = actionable
+        """Whether a text can be acted on at once (then its utterance ends early)."""
         self._echo = echo
         """Full duplex when set: every frame has the robot's echo removed and nothing is
         dropped while it speaks; else half duplex (``deaf``)."""
@@ -143,14 +169,49 @@ class Listener:
             over_robot()
         send, receive = trio.open_memory_channel[bytes](math.inf)
         send.send_nowait(step.audio)
-        kept = [step.audio] if self._on_utterance is not None else None
+        speculative = self._recognizer if isinstance(self._recognizer, Speculative) else None
+        kept = [step.audio] if self._on_utterance is not None or speculative else None
         total = len(step.audio)
         speech_end = 0.0
 
         dropped = False
+        ended = False
+        early = False
+        guess: _Guess | None = None
+        """The recognition of what was said before the latest pause."""
+
+        async def recognize(pcm: bytes, mark: _Guess) -> None:
+            nonlocal early, speech_end
+            assert speculative is not None
+            with mark.scope:
+                mark.text = await speculative.recognize(pcm, mark.voiced_ms)
+            mark.done.set()
+            if mark.scope.cancelled_caught or mark.text is None:
+                return
+            if not ended and guess is mark and self._actionable(mark.text):
+                early = True
+                speech_end = time.time()
+                self._trace.record(
+                    "speech_heard", audio_ms=round(total * 1000 / BYTES_PER_SECOND),
+                    voiced_ms=round(detector.voiced_ms), early=True,
+                    silence_ms=round(detector.silence_ms),
+                )
+                detector.reset()
+                nursery.cancel_scope.cancel()
+
+        def pause(step_kind: str) -> None:
+            """Speculate on a pause; drop a speculation the voice went on after."""
+            nonlocal guess
+            if guess is not None and detector.silence_ms < guess.silence_ms:
+                guess.scope.cancel()  # the silence was broken by speech: more is coming
+                guess = None
+            if (step_kind == "voice" and guess is None and kept is not None
+                    and detector.silence_ms >= SPECULATE_MS):
+                guess = _Guess(detector.voiced_ms, detector.silence_ms)
+                nursery.start_soon(recognize, b"".join(kept), guess)
 
         async def follow() -> None:
-            nonlocal total, speech_end, dropped
+            nonlocal total, speech_end, dropped, ended
             async with send:
                 while True:
                     frame = await self._frame()
@@ -171,29 +232,58 @@ class Listener:
                         nursery.cancel_scope.cancel()
                         return
                     step = detector.feed(frame, mic)
-                    send.send_nowait(step.audio)
+                    if speculative is None:
+                        send.send_nowait(step.audio)
                     if kept is not None:
                         kept.append(step.audio)
                     total += len(step.audio)
                     if step.kind == "end":
+                        ended = True
                         speech_end = time.time()
                         self._trace.record(
                             "speech_heard", audio_ms=round(total * 1000 / BYTES_PER_SECOND),
                             voiced_ms=round(detector.voiced_ms),
                         )
                         return
+                    if speculative is not None:
+                        pause(step.kind)
 
         text = ""
         with lone_exception():  # the recogniser's VoiceError, the microphone's end: as they are
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(follow)
-                text = await self._recognizer.transcribe(receive)
+                if speculative is None:
+                    text = await self._recognizer.transcribe(receive)
+        if speculative is not None and not dropped:
+            last = guess
+            if early and last is not None and last.text is not None:
+                text = last.text
+            elif last is not None:
+                await last.done.wait()  # the same words: their recognition is (nearly) done
+                text = last.text or ""
+            else:
+                assert kept is not None
+                text = await speculative.recognize(b"".join(kept), detector.voiced_ms)
         asr_final = time.time()
         if dropped:
             self._trace.record("speech_dropped", audio_ms=round(total * 1000 / BYTES_PER_SECOND))
             return Heard("", total / BYTES_PER_SECOND, detector.voiced_ms / 1000, asr_final, asr_final)
         if kept is not None and self._on_utterance is not None:
             self._on_utterance(b"".join(kept))
-        heard = Heard(text, total / BYTES_PER_SECOND, detector.voiced_ms / 1000, speech_end, asr_final)
-        self._trace.record("asr_final", text=text, asr_ms=heard.asr_ms, recognizer=self._recognizer.name)
+        heard = Heard(text, total / BYTES_PER_SECOND, detector.voiced_ms / 1000, speech_end,
+                      asr_final, early)
+        self._trace.record("asr_final", text=text, asr_ms=heard.asr_ms,
+                           recognizer=self._recognizer.name, early=early)
         return heard
+
+
+class _Guess:
+    """One speculative recognition: the voice it covers, the silence after it then, its text
+    when done."""
+
+    def __init__(self, voiced_ms: float, silence_ms: float) -> None:
+        self.voiced_ms = voiced_ms
+        self.silence_ms = silence_ms
+        self.scope = trio.CancelScope()
+        self.done = trio.Event()
+        self.text: str | None = None

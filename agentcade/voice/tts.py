@@ -5,7 +5,12 @@
 (short, no secrets); cancellation is never caught (espeak-ng is killed, an HTTP request
 abandoned, an SDK call cancelled on its loop).
 
-* :class:`EspeakSynthesizer` — espeak-ng, offline, Mandarin. The default voice is
+* :class:`NeuralSynthesizer` — the default: a neural Mandarin voice (FastSpeech2 +
+  MB-MelGAN on LiteRT, :mod:`agentcade.voice.neural`), offline, natural; its models are
+  found or fetched once (:mod:`agentcade.voice.models`) and loaded in a worker thread by
+  :func:`open_synthesizer`, which falls back to espeak-ng with one line where they cannot
+  load (no LiteRT wheel for Intel macOS, a broken download).
+* :class:`EspeakSynthesizer` — espeak-ng, offline, Mandarin (``TTS_PROVIDER=espeak``). The default voice is
   ``cmn-latn-pinyin`` fed with tone-numbered pinyin from pypinyin: Debian's ``cmn`` voice
   reads each character as pinyin spelled in *English* ("猜" -> ``(en)keI55w'055n``), which a
   Chinese ear (and Whisper) hears as strings of digits; the pinyin voice speaks Mandarin
@@ -22,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,19 +41,25 @@ from agentcade.voice.config import ServiceSettings
 from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from watcherobot.voice.contracts import TTS
     from watcherobot.voice.providers import ProviderRegistry
+
+    from agentcade.voice.neural import NeuralVoice
 
 __all__ = [
     "DEFAULT_VOICE",
     "ESPEAK_MISSING",
     "RATE",
     "EspeakSynthesizer",
+    "NeuralSynthesizer",
     "OpenAISynthesizer",
     "SdkSynthesizer",
     "Synthesizer",
     "espeak_program",
     "make_synthesizer",
+    "open_synthesizer",
     "to_pinyin",
 ]
 
@@ -172,6 +184,49 @@ class EspeakSynthesizer:
         await trio.lowlevel.checkpoint()
 
 
+class NeuralSynthesizer:
+    """The neural voice (see :mod:`agentcade.voice.neural`); make it with :meth:`load`.
+
+    One sentence at a time in a worker thread (the interpreters are not thread-safe);
+    ``rate`` is the output rate (the simulated child speaks into a 16 kHz microphone).
+    Cancelling :meth:`synthesize` waits for the sentence in progress (a tenth of a second).
+    """
+
+    name = "neural:baker"
+
+    def __init__(self, voice: NeuralVoice, *, rate: int = RATE) -> None:
+        self._voice = voice
+        self._rate = rate
+        self._lock = trio.Lock()
+
+    @classmethod
+    async def load(cls, *, rate: int = RATE, pitch: float = 1.0) -> NeuralSynthesizer:
+        """Find (or fetch once) the models and load them, off the event loop.
+
+        Raises:
+            VoiceError: LiteRT or the models cannot be loaded (the message says why).
+        """
+        from agentcade.voice.models import ModelMissing, baker_voice_dir
+        from agentcade.voice.neural import NeuralVoice
+
+        try:
+            folder = await trio.to_thread.run_sync(baker_voice_dir)
+        except ModelMissing as exc:
+            raise VoiceError(str(exc)) from exc
+        voice = await trio.to_thread.run_sync(partial(NeuralVoice, folder, pitch=pitch))
+        return cls(voice, rate=rate)
+
+    async def synthesize(self, text: str) -> bytes:
+        async with self._lock:
+            pcm = await trio.to_thread.run_sync(self._voice.synthesize, text)
+        if self._rate != RATE and pcm:
+            return await trio.to_thread.run_sync(resample, pcm, RATE, self._rate)
+        return pcm
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
 class OpenAISynthesizer:
     """``/v1/audio/speech`` with ``response_format=pcm``."""
 
@@ -254,17 +309,45 @@ def _join_resampled(chunks: list[tuple[bytes, int, int]]) -> bytes:
     return bytes(out)
 
 
+async def open_synthesizer(
+    service: ServiceSettings,
+    *,
+    bridge: AsyncioBridge | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Synthesizer:
+    """The synthesizer ``service`` names, the neural voice loaded off the event loop.
+
+    ``neural`` (the default) falls back to espeak-ng where the neural voice cannot load,
+    after ``warn`` is given one line that says why.
+
+    Raises:
+        VoiceError: as :func:`make_synthesizer`; for ``neural``, only when espeak-ng is
+            missing too.
+    """
+    if service.provider not in ("", "neural"):
+        return make_synthesizer(service, bridge=bridge)
+    try:
+        return await NeuralSynthesizer.load()
+    except VoiceError as exc:
+        if warn is not None:
+            warn(f"离线神经语音不能用（{exc}），改用 espeak-ng 的声音")
+        return EspeakSynthesizer(DEFAULT_VOICE)
+
+
 def make_synthesizer(
     service: ServiceSettings,
     *,
     bridge: AsyncioBridge | None = None,
     registry: ProviderRegistry | None = None,
 ) -> Synthesizer:
-    """The synthesizer ``service`` names (``espeak``, ``openai`` or an SDK provider).
+    """The synthesizer ``service`` names (``espeak``, ``openai`` or an SDK provider; the
+    neural voice needs loading: :func:`open_synthesizer`).
 
     Raises:
         VoiceError: espeak-ng missing, an unknown SDK provider, no bridge for one.
     """
+    if service.provider == "neural":
+        raise VoiceError("the neural voice is loaded by open_synthesizer, not made here")
     if service.provider in ("", "espeak"):
         return EspeakSynthesizer(service.voice or DEFAULT_VOICE)
     if service.provider == "openai":

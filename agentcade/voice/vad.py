@@ -110,6 +110,11 @@ class Detector(Protocol):
     @property
     def speaking(self) -> bool: ...
 
+    @property
+    def silence_ms(self) -> float:
+        """Silence in a row at the end of the utterance being heard (0 when not speaking)."""
+        ...
+
     def reset(self) -> None: ...
 
     def feed(self, frame: bytes, mic: bytes | None = None) -> Step: ...
@@ -148,6 +153,10 @@ class LoudnessDetector:
     @property
     def speaking(self) -> bool:
         return self._speaking
+
+    @property
+    def silence_ms(self) -> float:
+        return self._silence_ms if self._speaking else 0.0
 
     def reset(self) -> None:
         """Forget everything heard (used while the robot speaks: half duplex)."""
@@ -264,6 +273,10 @@ class SileroDetector:
     @property
     def speaking(self) -> bool:
         return self._speaking
+
+    @property
+    def silence_ms(self) -> float:
+        return self._run_ms if self._speaking else 0.0
 
     def _reset_models(self) -> None:
         self._model.reset()

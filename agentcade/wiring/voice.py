@@ -17,7 +17,10 @@
   ``end`` does; listening goes on.
 
 A failed recognition is traced (``asr_failed``), the family hears one short line, and the
-loop listens again; a microphone that closes (robot gone) is reopened after a second.
+loop listens again; so does an utterance that held a voice (:data:`VOICED_ENOUGH_S`) but gave
+no usable text (``asr_empty``: never silence after a child spoke; never for a noise, which
+Silero does not take for a voice). The embedded recogniser is told what may be said now, and
+an utterance ends as soon as its words can be acted on (:mod:`agentcade.wiring.hearing`); a microphone that closes (robot gone) is reopened after a second.
 
 Trace records: ``voice_listening``, ``utterance`` (text, speech_end, asr_final,
 first_audio: wall-clock times; asr_ms, reply_ms), ``barge_in``, ``asr_failed``,
@@ -49,8 +52,10 @@ from agentcade.voice.asr import Recognizer
 from agentcade.voice.config import BargeIn
 from agentcade.voice.echo import EchoCanceller, make_echo_canceller
 from agentcade.voice.listener import Heard, Listener, MicrophoneClosed
+from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.vad import VadConfig
+from agentcade.wiring import hearing
 
 __all__ = [
     "NOT_HEARD",
@@ -64,7 +69,10 @@ __all__ = [
 ]
 
 NOT_HEARD = "我刚才没听清，能再说一遍吗？"
-"""Said when the recogniser failed (the service is down or refused)."""
+"""Said when the recogniser failed (the service is down or refused), or heard a voice but no
+words."""
+VOICED_ENOUGH_S = 0.25
+"""An utterance with this much voice that gave no text was a child speaking, not a noise."""
 REOPEN_DELAY = 1.0
 GREET_AFTER_MIC_S = 2.0
 """How long the greeting waits for the microphone to open before it is said anyway."""
@@ -138,6 +146,8 @@ class VoiceLoop:
         self.agent = agent
         self.robot = robot
         self.recognizer = recognizer
+        if isinstance(recognizer, LocalRecognizer):
+            recognizer.bias = lambda: hearing.phrases(agent)
         self.vad = vad or VadConfig()
         self.trace = trace
         self.gate = gate or MicGate()
@@ -240,6 +250,7 @@ class VoiceLoop:
             frames, self.recognizer, vad=self.vad,
             deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
             echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
+            actionable=lambda text: hearing.actionable(self.agent, text),
         )
         self.trace.record("voice_listening", recognizer=self.recognizer.name,
                           barge_in=self.barge_in)
@@ -261,6 +272,9 @@ class VoiceLoop:
                 self._heard_changed = trio.Event()
                 if heard.text.strip():
                     send.send_nowait(heard)
+                elif heard.voiced_seconds >= VOICED_ENOUGH_S and heard.audio_seconds:
+                    self.trace.record("asr_empty", voiced_ms=round(heard.voiced_seconds * 1000))
+                    send.send_nowait(heard)
 
     async def _answer_all(self, receive: trio.MemoryReceiveChannel[Heard]) -> None:
         async with receive:
@@ -269,7 +283,10 @@ class VoiceLoop:
 
     async def _answer(self, heard: Heard) -> None:
         before = len(self.robot.sound_starts)
-        await self.agent.on_user(heard.text)
+        if heard.text.strip():
+            await self.agent.on_user(heard.text)
+        else:
+            await self.agent.say(NOT_HEARD)
         starts = self.robot.sound_starts[before:]
         first_audio = starts[0] if starts else None
         self.trace.record(

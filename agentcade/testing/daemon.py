@@ -336,7 +336,7 @@ class DaemonHarness:
         with contextlib.suppress(trio.TooSlowError):
             await self.until(lambda: not _alive(pid), limit=5)
         if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL if hasattr(signal, "SIGKILL") else signal.SIGINT)
 
     async def restart_daemon(self) -> None:
         """Stop the Daemon and start it again (it remembers the robot: reunite)."""
@@ -369,7 +369,7 @@ def _alive(pid: int) -> bool:
         return True
     # A zombie (exited, not yet reaped by its parent) counts as gone.
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
     except OSError:
         return True
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"

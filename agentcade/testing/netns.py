@@ -47,6 +47,9 @@ BROADCAST_IP = "10.77.0.255"
 ROBOT_IP = "10.77.0.2"
 """The simulated robot's address (``lo``, /32: the Daemon does not pair on it)."""
 _CLONE_NEWNET = 0x40000000
+_PROC = Path("/proc" if sys.platform.startswith("linux") else os.devnull)
+"""Where Linux shows each process's namespaces (elsewhere namespace_unavailable() stops first)."""
+_OWN = _PROC / "self" / "ns" / "net"
 _PROGRAMS = ("unshare", "nsenter", "ip")
 _T = TypeVar("_T")
 
@@ -57,14 +60,14 @@ class NotPrivate(RuntimeError):
 
 def namespace_unavailable() -> str | None:
     """Why a private network namespace cannot be made here, or None when it can."""
-    if not sys.platform.startswith("linux"):
-        return "private network namespaces need Linux"
-    if os.geteuid() != 0:
-        return "making a private network namespace needs root (unshare --net)"
-    missing = [p for p in _PROGRAMS if shutil.which(p) is None]
-    if missing:
-        return f"needs {', '.join(missing)} (install: apt-get install util-linux iproute2)"
-    return None
+    if sys.platform.startswith("linux"):
+        if os.geteuid() != 0:
+            return "making a private network namespace needs root (unshare --net)"
+        missing = [p for p in _PROGRAMS if shutil.which(p) is None]
+        if missing:
+            return f"needs {', '.join(missing)} (install: apt-get install util-linux iproute2)"
+        return None
+    return "private network namespaces need Linux"
 
 
 def _setns(fd: int) -> None:
@@ -83,7 +86,7 @@ class PrivateNetwork:
 
     def __init__(self, holder: trio.Process) -> None:
         self._holder = holder
-        self.path = Path(f"/proc/{holder.pid}/ns/net")
+        self.path = _PROC / str(holder.pid) / "ns" / "net"
         """The namespace (``nsenter --net=PATH``)."""
         self._fd: int | None = None
         self._checked = False
@@ -137,7 +140,7 @@ class PrivateNetwork:
             return
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDONLY)
-        mine = os.stat("/proc/self/ns/net").st_ino
+        mine = os.stat(_OWN).st_ino
         if os.fstat(self._fd).st_ino == mine:
             raise NotPrivate(f"{self.path} is this machine's own network: refusing to use it")
         names = self.interfaces()
@@ -203,7 +206,7 @@ class PrivateNetwork:
 
 
 async def _wait_for_own_namespace(path: Path, holder: trio.Process) -> None:
-    mine = os.stat("/proc/self/ns/net").st_ino
+    mine = os.stat(_OWN).st_ino
     with trio.fail_after(5):
         while True:
             if holder.poll() is not None:

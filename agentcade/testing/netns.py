@@ -60,14 +60,15 @@ class NotPrivate(RuntimeError):
 
 def namespace_unavailable() -> str | None:
     """Why a private network namespace cannot be made here, or None when it can."""
-    if sys.platform.startswith("linux"):
-        if os.geteuid() != 0:
-            return "making a private network namespace needs root (unshare --net)"
-        missing = [p for p in _PROGRAMS if shutil.which(p) is None]
-        if missing:
-            return f"needs {', '.join(missing)} (install: apt-get install util-linux iproute2)"
-        return None
-    return "private network namespaces need Linux"
+    if not sys.platform.startswith("linux"):
+        return "private network namespaces need Linux"
+    geteuid = getattr(os, "geteuid", None)  # Linux only: checked above
+    if geteuid is None or geteuid() != 0:
+        return "making a private network namespace needs root (unshare --net)"
+    missing = [p for p in _PROGRAMS if shutil.which(p) is None]
+    if missing:
+        return f"needs {', '.join(missing)} (install: apt-get install util-linux iproute2)"
+    return None
 
 
 def _setns(fd: int) -> None:

@@ -383,14 +383,11 @@ async def open_daemon_harness(
     device: SimDevice | None = None,
     ports: DaemonPorts | None = None,
     pair: bool = True,
-    net: PrivateNetwork | None = None,
 ) -> AsyncIterator[DaemonHarness]:
     """The Daemon running in a private namespace with the simulated robot paired to it.
 
     ``home`` is the run's own HOME (made if missing); ``env`` the Daemon's environment,
     which the Application gets too (``PATH``, ``AGENTCADE_HOME``, the voice settings...).
-    ``net``: a namespace already made (with servers the Application should reach in it),
-    else a new one.
 
     Raises:
         NotPrivate: no private namespace could be made (nothing was started).
@@ -398,8 +395,7 @@ async def open_daemon_harness(
     await trio.Path(home).mkdir(parents=True, exist_ok=True)
     device = device or SimDevice()
     async with AsyncExitStack() as stack:
-        if net is None:
-            net = await stack.enter_async_context(open_private_network())
+        net = await stack.enter_async_context(open_private_network())
         nursery = await stack.enter_async_context(trio.open_nursery())
         stack.callback(nursery.cancel_scope.cancel)
         await nursery.start(device.serve)

@@ -241,7 +241,6 @@ class FakeOpenAI:
 async def serve_fake_openai(
     *,
     default: Item | None = None,
-    listeners: list[trio.SocketListener] | None = None,
     task_status: trio.TaskStatus[FakeOpenAI] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve a ``FakeOpenAI`` on 127.0.0.1 (dynamic port) until cancelled.
@@ -249,12 +248,9 @@ async def serve_fake_openai(
     Args:
         default: the response once the script is empty (default ``Reply("好的。")``); pass
             it with ``functools.partial`` since ``nursery.start`` takes no keywords.
-        listeners: serve on these 127.0.0.1 sockets instead (one made elsewhere, e.g.
-            inside a private network namespace: ``PrivateNetwork.listen_tcp``).
         task_status: receives the ``FakeOpenAI`` once the socket listens.
     """
-    if listeners is None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listeners[0].socket.getsockname()[1]
     fake = FakeOpenAI(port, default if default is not None else Reply("好的。"))
     async with trio.open_nursery() as nursery:

@@ -183,23 +183,6 @@ class PrivateNetwork:
             raise
         return trio.SocketStream(sock)
 
-    async def listen_tcp(self, host: str = "127.0.0.1", port: int = 0) -> trio.SocketListener:
-        """A listening TCP socket inside the namespace (``port`` 0: a free one)."""
-
-        def make() -> socket.socket:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, port))
-            sock.listen(64)
-            return sock
-
-        await trio.lowlevel.checkpoint()
-        return trio.SocketListener(trio.socket.from_stdlib_socket(self._inside(make)))
-
-    async def run(self, *argv: str) -> None:
-        """Run a short command inside the namespace; raise if it fails."""
-        await trio.run_process(self.command(argv), capture_stdout=True, capture_stderr=True)
-
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)

@@ -54,3 +54,32 @@ def need_pip_program(program: str, *, install: str) -> str:
         _missing(f"the program {program!r}", install)
         raise AssertionError("unreachable")  # pragma: no cover
     return path
+
+
+def need_private_network() -> None:
+    """A private network namespace can be made here (Linux, root, util-linux, iproute2):
+    the real Daemon's pairing broadcasts, so it runs only inside one."""
+    from agentcade.testing.netns import namespace_unavailable
+
+    reason = namespace_unavailable()
+    if reason is not None:
+        _missing(f"a private network namespace ({reason})", "run as root on Linux with util-linux and iproute2")
+
+
+def need_speech_models() -> Path:
+    """The folder of the embedded recogniser's and the neural voice's models, made here
+    (blocking: hashing, maybe pip); skip (or fail in CI) when they cannot be."""
+    from agentcade.voice.models import (
+        VOICE_INSTALL,
+        ModelMissing,
+        baker_voice_dir,
+        models_dir,
+        whisper_base_dir,
+    )
+
+    try:
+        whisper_base_dir()
+        baker_voice_dir()
+    except ModelMissing as exc:
+        _missing(f"the speech models ({exc})", VOICE_INSTALL)
+    return models_dir()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import wave
 from pathlib import Path
 
@@ -113,6 +114,25 @@ def test_a_recorded_session_has_what_was_said_and_heard_in_one_sequence(tmp_path
         with wave.open(str(folder / name), "rb") as wav:
             assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (rate, 1, 2)
             assert wav.getnframes() / rate > 0.3
+
+
+def test_settings_name_the_trace_file_and_record_folder_of_a_run_given_no_options(
+    tmp_path: Path,
+) -> None:
+    """An Application gets no arguments: AGENTCADE_TRACE_FILE and AGENTCADE_RECORD_DIR."""
+    need_program("espeak-ng", package="espeak-ng")
+    trace, folder = tmp_path / "logs" / "trace.jsonl", tmp_path / "rec"
+    env = {**_voice_env(tmp_path), "AGENTCADE_TRACE_FILE": str(trace),
+           "AGENTCADE_RECORD_DIR": str(folder)}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcade", "run", "--robot", "sim", "--say-file",
+         _scenario(tmp_path, "有什么游戏\n"), "--no-pages", "--sim-speed", "4"],
+        capture_output=True, text=True, env=env, timeout=180, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r["text"] for r in _records(trace, "utterance")] == ["有什么游戏"]
+    kinds = {p.name.split("-", 1)[1] for p in folder.iterdir()}
+    assert kinds == {"robot.wav", "heard.wav"}
 
 
 def _records(path: Path, kind: str) -> list[dict[str, object]]:

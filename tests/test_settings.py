@@ -15,6 +15,7 @@ from agentcade.core.settings import (
     SettingsError,
     SettingSpec,
     load_game_settings,
+    load_outputs,
     load_settings_spec,
     read_dotenv,
     render_env_example,
@@ -404,3 +405,20 @@ def test_every_builtin_settings_yaml_starts_with_the_documented_header(game: str
     path = BUILTIN / game / "settings.yaml"
     assert path.read_text(encoding="utf-8").startswith(SETTINGS_YAML_HEADER)
     assert load_settings_spec(path)  # and it loads
+
+
+def test_the_trace_file_and_record_folder_come_from_the_env_file_and_the_environment_wins(
+    tmp_path: Path,
+) -> None:
+    environ = {"AGENTCADE_HOME": str(tmp_path)}
+    assert load_outputs(environ).trace_file is None
+    assert load_outputs(environ).record_dir is None
+    env_file = user_config_dir(environ) / ".env"
+    env_file.parent.mkdir(parents=True)
+    env_file.write_text("AGENTCADE_TRACE_FILE=/srv/a.jsonl\nAGENTCADE_RECORD_DIR=~/rec\n",
+                        encoding="utf-8")
+    outputs = load_outputs(environ)
+    assert outputs.trace_file == Path("/srv/a.jsonl")
+    assert outputs.record_dir == Path("~/rec").expanduser()
+    outputs = load_outputs({**environ, "AGENTCADE_TRACE_FILE": str(tmp_path / "b.jsonl")})
+    assert outputs.trace_file == tmp_path / "b.jsonl"

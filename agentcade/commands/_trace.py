@@ -1,4 +1,8 @@
-"""``--trace`` / ``--trace-file``: the same two options for every command that plays."""
+"""``--trace`` / ``--trace-file``: the same two options for every command that plays.
+
+Without ``--trace-file`` the ``AGENTCADE_TRACE_FILE`` setting (environment or the user's
+``.env``) names the file: an Application started by the Daemon gets no arguments.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from agentcade.core.errors import TraceFileError
+from agentcade.core.settings import load_outputs
 from agentcade.core.trace import JsonLinesSink, Sink, Trace
 
 
@@ -18,13 +24,21 @@ def add_trace_options(p: argparse.ArgumentParser, what: str) -> None:
 
 @contextmanager
 def trace_from_args(args: argparse.Namespace, *printers: Sink) -> Iterator[Trace]:
-    """A trace with ``printers`` when ``--trace``, and the JSON-lines file when asked.
+    """A trace with ``printers`` when ``--trace``, and the JSON-lines file when asked
+    (``--trace-file``, else the ``AGENTCADE_TRACE_FILE`` setting).
 
     Raises:
         TraceFileError: the file cannot be opened (one line says why; exit code 1).
+        SettingsError: the user's ``.env`` is malformed.
     """
     trace = Trace(*(printers if args.trace else ()))
-    jsonl = JsonLinesSink(args.trace_file, report=_say_on_stderr) if args.trace_file else None
+    path = args.trace_file or load_outputs().trace_file
+    try:
+        jsonl = JsonLinesSink(path, report=_say_on_stderr) if path else None
+    except TraceFileError as exc:
+        if args.trace_file:
+            raise
+        raise TraceFileError(str(exc).replace("--trace-file", "AGENTCADE_TRACE_FILE", 1)) from None
     if jsonl is not None:
         trace.add_sink(jsonl)
     try:

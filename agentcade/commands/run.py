@@ -16,7 +16,9 @@ listens; without ``ASR_PROVIDER`` the scenario's lines are recognised by script 
 no offline Chinese ASR), after a check that the audio heard fits the line. ``--room SPEC``
 (with ``--robot sim``) puts the simulated microphone in a family room
 (:mod:`agentcade.testing.room`); ``--record DIR`` keeps every clip said and heard as WAV
-(:mod:`agentcade.voice.record`).
+(:mod:`agentcade.voice.record`). An Application gets no arguments: the settings
+``AGENTCADE_TRACE_FILE`` and ``AGENTCADE_RECORD_DIR`` (environment or the user's ``.env``)
+stand for ``--trace-file`` and ``--record`` when those are not given.
 
 With no speech recognition set, the robot still starts: the pages run and ``/`` leads to
 the voice settings, the robot says once what to set there, and listening starts as soon as
@@ -45,7 +47,7 @@ from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace
 from agentcade.core.errors import VoiceError
-from agentcade.core.settings import SettingsError
+from agentcade.core.settings import SettingsError, load_outputs
 from agentcade.core.trace import Trace
 from agentcade.device.robots import DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
 from agentcade.testing.child import child_voice
@@ -157,8 +159,9 @@ def run(args: argparse.Namespace) -> int:
         return NO_ASR
     record: Path | None = None
     try:
-        if args.record:
-            record = open_record_dir(Path(args.record))
+        folder = Path(args.record) if args.record else load_outputs().record_dir
+        if folder is not None:
+            record = open_record_dir(folder)
         with trace_from_args(args, ConsoleTrace(), _voice_trace_printer) as trace:
             for secret in settings.secrets():
                 trace.add_secret(secret)

@@ -63,10 +63,12 @@ __all__ = [
     "BUDGET_SPECS",
     "LLM_KEYS",
     "LLM_SPECS",
+    "OUTPUT_SPECS",
     "SETTINGS_YAML_HEADER",
     "AgentSettings",
     "Budgets",
     "LLMSettings",
+    "Outputs",
     "SettingSpec",
     "SettingsError",
     "env_example",
@@ -74,6 +76,7 @@ __all__ = [
     "game_settings_files",
     "load_budgets",
     "load_game_settings",
+    "load_outputs",
     "load_settings_spec",
     "read_dotenv",
     "render_env_example",
@@ -642,6 +645,48 @@ def load_budgets(environ: Mapping[str, str] = os.environ) -> Budgets:
         specs, game_dir=None, environ=environ, extra_env_files=[user_config_dir(environ) / ".env"]
     )
     return Budgets.from_values(values)
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+OUTPUT_SPECS: tuple[SettingSpec, ...] = (
+    SettingSpec(key="AGENTCADE_TRACE_FILE", default="",
+                description="把运行记录（trace，每行一个 JSON）追加到这个文件；和 --trace-file 一样，"
+                            "命令行给了就用命令行的。作为 WatcheRobot 应用运行时 Daemon 不传参数，用它"),
+    SettingSpec(key="AGENTCADE_RECORD_DIR", default="",
+                description="agentcade run 把小懒说的和听到的每段声音存成 WAV 放进这个文件夹；"
+                            "和 --record 一样，命令行给了就用命令行的"),
+)
+"""Where a run writes its trace and recordings, for a run given no arguments (an Application)."""
+
+
+class Outputs(BaseModel):
+    """Where a run writes what it did; None: nowhere. ``~`` is expanded."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    trace_file: Path | None = None
+    record_dir: Path | None = None
+
+
+def load_outputs(environ: Mapping[str, str] = os.environ) -> Outputs:
+    """``AGENTCADE_TRACE_FILE`` / ``AGENTCADE_RECORD_DIR`` from the user's ``.env`` and the
+    environment (the environment wins), like the budgets.
+
+    Raises:
+        SettingsError: a malformed ``.env``.
+    """
+    values = resolve_values(
+        list(OUTPUT_SPECS), game_dir=None, environ=environ,
+        extra_env_files=[user_config_dir(environ) / ".env"],
+    )
+
+    def path(key: str) -> Path | None:
+        raw = values.get(key, "").strip()
+        return Path(raw).expanduser() if raw else None
+
+    return Outputs(trace_file=path("AGENTCADE_TRACE_FILE"), record_dir=path("AGENTCADE_RECORD_DIR"))
 
 
 # --------------------------------------------------------------------------- folders

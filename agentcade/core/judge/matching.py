@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pypinyin import Style, lazy_pinyin
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
@@ -32,6 +31,10 @@ def _tokens_plain(text: str, *, answer: bool) -> list[_Token]:
         else:
             tokens.append(("h", piece, None))
     if answer:
+        # pypinyin (0.18 s to import) at the first sound match, not at every program's start:
+        # a served game's card waits for it otherwise.
+        from pypinyin import Style, lazy_pinyin
+
         # The answer's characters take their in-context reading (长颈鹿 → chang).
         for start, end in _han_runs(tokens):
             run = "".join(tok[1] for tok in tokens[start:end])

@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pypinyin import Style, pinyin
-
 _INITIALS = ("zh", "ch", "sh", "b", "p", "m", "f", "d", "t", "n", "l", "g", "k", "h",
              "j", "q", "x", "r", "z", "c", "s")  # fmt: skip
 _FUZZY_INITIAL = {"zh": "z", "ch": "c", "sh": "s", "n": "l", "r": "l", "f": "h"}
@@ -111,6 +109,8 @@ def _imperfection(heard: _Han, want: _Han) -> int:
 @lru_cache(maxsize=8192)
 def _heard_han(char: str) -> _Han:
     """An utterance character: every reading it may have."""
+    from pypinyin import Style, pinyin  # at the first sound match (see matching._tokens_plain)
+
     readings = pinyin(char, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True)[0]
     readings = [r for r in readings if r and r[0].isalpha() and r.isascii()]
     return _make_han(char, readings)

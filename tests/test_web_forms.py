@@ -169,7 +169,7 @@ def test_the_voice_form_is_made_from_the_voice_settings_yaml() -> None:
     assert kinds["VAD_MAX_MS"] == "integer"
     tts = sec.get("TTS_PROVIDER")
     assert tts is not None
-    assert (tts.value, tts.default) == ("openai", "espeak")
+    assert (tts.value, tts.default) == ("openai", "neural")
     assert check_submission(sec, {"VAD_SILENCE_MS": "八百"}, current={}).errors == {
         "VAD_SILENCE_MS": "请填一个整数，比如 5"}
 

@@ -43,7 +43,7 @@ async def pages_from_args(
     trace: Trace,
     *,
     on_saved: Callable[[frozenset[str]], Awaitable[None]] | None = None,
-    voice_required: bool = False,
+    voice_required: bool | Callable[[], bool] = False,
 ) -> AsyncIterator[Pages | None]:
     """The running pages, or None (turned off, or the port is taken: one line says so).
 

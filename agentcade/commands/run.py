@@ -323,7 +323,8 @@ async def _run(
             async with open_pipeline(
                 voice, games=args.game, trace=trace, shutdown_grace=APP_GRACE if app else None
             ) as (agent, registry), pages_from_args(
-                args, agent, registry, trace, on_saved=changes.saved, voice_required=lines is None
+                args, agent, registry, trace, on_saved=changes.saved,
+                voice_required=(lambda: services.recognizer is None) if lines is None else False
             ) as pages, trio.open_nursery() as nursery:
                 recorder = None
                 if record is not None:

@@ -32,6 +32,8 @@ from typing import TypeVar
 
 import trio
 
+from agentcade.core.errors import AgentcadeError
+
 __all__ = [
     "DAEMON_IP",
     "ROBOT_IP",
@@ -54,7 +56,7 @@ _PROGRAMS = ("unshare", "nsenter", "ip")
 _T = TypeVar("_T")
 
 
-class NotPrivate(RuntimeError):
+class NotPrivate(AgentcadeError, RuntimeError):
     """The namespace is not a private one (it is this machine's network, or has more than lo)."""
 
 

@@ -269,7 +269,9 @@ class LocalRecognizer:
 
 
 def _bare_if_filler(text: str) -> str:
-    """A transcript that is only a filler (嗯, 啊, 呃) or punctuation is no line."""
+    """A transcript that is only a filler (嗯, 啊, 呃) or punctuation is no line; a line has
+    no full stop of Whisper's at its end (a child's words, as the trace and the pages show
+    them)."""
     if _bare(text) in ("", "嗯", "啊", "呃", "额", "嗯嗯"):
         return ""
-    return text
+    return text.strip().rstrip("。.，,、；;")

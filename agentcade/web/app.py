@@ -139,8 +139,10 @@ class PagesApp:
     catalog_url: str | None = None
     on_saved: Callable[[frozenset[str]], Awaitable[None]] | None = None
     """Called after settings were written, with the keys that changed."""
-    voice_required: bool = False
-    """``agentcade run``: with no speech recognition set, ``/`` leads to the voice settings."""
+    voice_required: bool | Callable[[], bool] = False
+    """``agentcade run``: while the robot cannot hear, ``/`` leads to the voice settings.
+    A callable says whether it cannot hear now (``run`` knows: its recogniser did not load);
+    ``True`` asks the saved settings."""
     a2a: A2AClient = field(default_factory=lambda: A2AClient(reply_timeout=20, connect_timeout=10))
     saves: int = 0
     _saved: trio.Event = field(default_factory=trio.Event)
@@ -295,6 +297,8 @@ class PagesApp:
         return None
 
     def _asr_missing(self) -> bool:
+        if callable(self.voice_required):
+            return self.voice_required()
         # Imported here: the voice stack (PyAV, Silero) is only ``agentcade run``'s, and a
         # game binary (``build-game``: serve, whose pages import this module) ships without it.
         from agentcade.voice.config import load_voice_settings

@@ -230,7 +230,7 @@ async def serve_pages(
     catalog_url: str | None = None,
     on_saved: Callable[[frozenset[str]], Awaitable[None]] | None = None,
     limits: PagesLimits | None = None,
-    voice_required: bool = False,
+    voice_required: bool | Callable[[], bool] = False,
 ) -> AsyncIterator[Pages]:
     """Serve the local pages on ``127.0.0.1:port`` while the block runs.
 

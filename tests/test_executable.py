@@ -183,7 +183,7 @@ def test_run_plays_a_spoken_scenario_on_the_simulated_robot_from_the_bundle(run,
     scenario = tmp_path / "s.txt"
     scenario.write_text("有什么游戏\n", encoding="utf-8")
     proc = run("run", "--robot", "sim", "--say-file", str(scenario), "--no-pages", "--sim-speed", "8",
-               ASR_PROVIDER="scripted", TTS_PROVIDER="espeak")
+               "--room", "child=espeak", ASR_PROVIDER="scripted", TTS_PROVIDER="espeak")
     assert proc.returncode == 0, _explain(proc)
     assert "剧本说完了" in proc.stdout, _explain(proc)
     assert "改用音量检测" not in proc.stderr, _explain(proc)  # Silero loaded

@@ -138,10 +138,9 @@ def _first_sentence(text: str) -> str:
 
 @dataclass(frozen=True)
 class Recognition:
-    """One clip recognised: the text, and whether the prompt was used for it."""
+    """One clip recognised: the text, and Whisper's probability that the clip held no speech."""
 
     text: str
-    prompted: bool
     no_speech: float
 
 
@@ -212,7 +211,7 @@ class WhisperEngine:
                 if _expected(_bare(candidate), expected) and score >= best - _NEAR:
                     text = candidate
                     break
-        return Recognition(text, bool(prompt), float(result.no_speech_prob))
+        return Recognition(text, float(result.no_speech_prob))
 
     def _text(self, ids: Sequence[int]) -> str:
         text = self._tokenizer.decode([t for t in ids if t < self._tokenizer.eot]).strip()
@@ -229,8 +228,6 @@ class LocalRecognizer:
         self._lock = trio.Lock()
         self.bias: Callable[[], Sequence[str]] = tuple
         """The phrases that may be said now (set by the voice loop from the main agent)."""
-        self.voiced_ms: Callable[[], float] | None = None
-        """How much voice the utterance held (set by the listener before it asks)."""
 
     @classmethod
     async def load(cls) -> LocalRecognizer:
@@ -260,9 +257,10 @@ class LocalRecognizer:
         return _bare_if_filler(again.text)
 
     async def transcribe(self, audio: AsyncIterable[bytes]) -> str:
+        """The whole clip as voice (the listener calls :meth:`recognize` with what Silero
+        counted instead)."""
         pcm = b"".join([chunk async for chunk in audio])
-        voiced = self.voiced_ms() if self.voiced_ms is not None else len(pcm) / 32
-        return await self.recognize(pcm, voiced)
+        return await self.recognize(pcm, len(pcm) / 32)
 
     async def aclose(self) -> None:
         await trio.lowlevel.checkpoint()

@@ -82,13 +82,9 @@ def _spell(match: re.Match[str]) -> str:
     digits = match.group()
     if "." in digits:
         whole, fraction = digits.split(".")
-        return _spell_int(whole) + "点" + "".join(spell_number(int(d)) for d in fraction)
+        return spell_number(int(whole)) + "点" + "".join(spell_number(int(d)) for d in fraction)
     if (len(digits) > 1 and digits.startswith("0")) or len(digits) > 8:
         return "".join(spell_number(int(d)) for d in digits)  # a code or a phone number
-    return _spell_int(digits)
-
-
-def _spell_int(digits: str) -> str:
     return spell_number(int(digits))
 
 

@@ -55,6 +55,7 @@ import itertools
 import json
 import math
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -259,6 +260,7 @@ class SimDevice:
         hello_delay: float = 0.0,
         audio_speed: float = 1.0,
         room: Room | None = None,
+        trace: Trace = NULL_TRACE,
     ) -> None:
         self.capabilities = capabilities
         self.animations = animations
@@ -285,7 +287,7 @@ class SimDevice:
         self._next_operation = 0
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
-        self.audio = SimAudio(self._broadcast, speed=audio_speed, room=room)
+        self.audio = SimAudio(self._broadcast, speed=audio_speed, room=room, trace=trace)
         """Microphone, speaker and back touch (:mod:`agentcade.testing.sim_audio`)."""
         self.control = HttpServer(
             self._control, limits=_CONTROL_LIMITS, headers=[(b"server", b"agentcade-sim")]
@@ -954,6 +956,21 @@ class SimRobot(SdkRobot):
     device: SimDevice
 
 
+class WallClock(trio.abc.Clock):
+    """``time.perf_counter()`` as a trio clock: a device in a process of its own
+    (:mod:`agentcade.testing.sim_process`) and a host or bench that runs with this clock too
+    read the same times (trio's default clock starts at a random offset in each run)."""
+
+    def start_clock(self) -> None:
+        pass
+
+    def current_time(self) -> float:
+        return time.perf_counter()
+
+    def deadline_to_sleep_time(self, deadline: float) -> float:
+        return deadline - time.perf_counter()
+
+
 @asynccontextmanager
 async def open_sim_robot(
     *,
@@ -968,6 +985,7 @@ async def open_sim_robot(
     ``robot.device`` is the device (state, render). The robot's link is watched
     (:meth:`SdkRobot.watch`, asking the simulated control port), so it reconnects when the
     device's hooks take it away. Leaving the block closes the SDK robot and stops the device.
+    (A robot whose clock must not wait for a busy host: :mod:`agentcade.testing.sim_process`.)
     """
     device = device or SimDevice()
     async with trio.open_nursery() as nursery:

@@ -23,6 +23,16 @@ What the Daemon and firmware do, as far as the SDK shows it (robot-sdk.md §9, t
 
 Every clip is kept in :attr:`SimAudio.clips` (:class:`SimClip`: the PCM received, when it
 started and ended, how it ended), so tests read what the robot said.
+
+**The device's clock.** A real robot's microphone is driven by its own hardware clock,
+whatever the desktop does. Here the microphone's sample position follows the device loop's
+clock from the moment it was opened (:meth:`SimAudio.mic_position`), not the frames sent so
+far: a late frame still carries the samples (and the echo) of its own moment. When the
+device itself falls behind (its loop starved, a frame sent more than
+:data:`BEHIND_S` after it was due), it says so: ``sim_behind`` in the trace when it has
+caught up again (how late it was at worst, how many frames), and :attr:`SimAudio.behind`,
+so a test tells a simulator's artifact from a host's bug. A robot whose clock must not
+wait for a busy host runs in a process of its own: :mod:`agentcade.testing.sim_process`.
 """
 
 from __future__ import annotations
@@ -37,16 +47,21 @@ from typing import Any
 
 import trio
 
+from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.testing._nack import _Nack
 from agentcade.testing.room import Room, RoomMixer
 
-__all__ = ["MIC_FRAME_BYTES", "MIC_FRAME_SECONDS", "SimAudio", "SimClip", "SimMicrophone"]
+__all__ = ["BEHIND_S", "MIC_FRAME_BYTES", "MIC_FRAME_SECONDS", "SimAudio", "SimClip", "SimMicrophone"]
 
 MIC_RATE = 16000
 MIC_FRAME_SAMPLES = 960
 MIC_FRAME_BYTES = MIC_FRAME_SAMPLES * 2
 MIC_FRAME_SECONDS = MIC_FRAME_SAMPLES / MIC_RATE
 """60 ms: the Daemon's Opus packet size."""
+BEHIND_S = 0.03
+"""A microphone frame sent this much after it was due (real seconds): the device itself fell
+behind (half a frame; a real robot's frames are never late at the source)."""
+
 SPEAKER_RATE = 24000
 SPEAKER_BYTES_PER_SECOND = SPEAKER_RATE * 2
 SPEAKER_FREE_FRAMES = 8
@@ -111,7 +126,9 @@ class SimMicrophone:
         self._drained.set()
         self.frames_sent = 0
         self.sent_at = 0.0
-        """trio time the last frame was sent."""
+        """Device time the last frame was sent."""
+        self.origin: float | None = None
+        """Device time the open stream's first sample was heard (its clock's zero)."""
         self.open_session: int | None = None
 
     def feed(self, pcm: bytes) -> None:
@@ -175,8 +192,12 @@ class SimAudio:
         speed: playback and microphone run this many times faster than real time.
     """
 
-    def __init__(self, broadcast: Broadcast, *, speed: float = 1.0, room: Room | None = None) -> None:
+    def __init__(
+        self, broadcast: Broadcast, *, speed: float = 1.0, room: Room | None = None,
+        trace: Trace = NULL_TRACE,
+    ) -> None:
         self._broadcast = broadcast
+        self._trace = trace
         self.speed = speed
         self.room = room or Room()
         self.microphone = SimMicrophone(
@@ -192,6 +213,9 @@ class SimAudio:
         self._clip_scope: trio.CancelScope | None = None
         self._nursery: trio.Nursery | None = None
         self._changed = trio.Event()
+        self.behind: list[tuple[float, int]] = []
+        """Each time the device fell behind: (worst lateness in seconds, frames late)."""
+        self._late: tuple[float, int] | None = None
 
     def attach(self, nursery: trio.Nursery) -> None:
         """Where the microphone and playback tasks run (the device's nursery)."""
@@ -212,21 +236,30 @@ class SimAudio:
         clip = self._clip
         return clip if clip is not None and clip.outcome == "playing" else None
 
+    async def _until(self, ready: Callable[[], bool]) -> None:
+        while not ready():
+            await self._changed.wait()
+
     async def wait_clips(self, count: int) -> None:
         """Wait until ``count`` clips have begun (wrap in ``trio.fail_after``)."""
-        while len(self.clips) < count:
-            await self._changed.wait()
+        await self._until(lambda: len(self.clips) >= count)
 
     async def wait_sound(self, clip: SimClip) -> None:
         """Wait until ``clip``'s first audio frame has arrived (or it ended without one)."""
-        while clip.started is None and clip.outcome == "playing":
-            await self._changed.wait()
+        await self._until(lambda: clip.started is not None or clip.outcome != "playing")
 
-    def _mic_position(self) -> float:
-        """The microphone's present, in samples: where a sound starting now is heard."""
+    async def wait_done(self, clip: SimClip) -> None:
+        """Wait until ``clip`` has ended (whichever way)."""
+        await self._until(lambda: clip.outcome != "playing")
+
+    def mic_position(self) -> float:
+        """The microphone's present, in samples since it opened: where a sound starting now
+        is heard. The device's clock, not the frames sent: they may be late."""
         mic = self.microphone
-        since = (trio.current_time() - mic.sent_at) * self.speed * MIC_RATE
-        return mic.frames_sent * MIC_FRAME_SAMPLES + min(max(since, 0.0), MIC_FRAME_SAMPLES - 1)
+        if mic.origin is None:
+            return mic.frames_sent * MIC_FRAME_SAMPLES
+        clock = (trio.current_time() - mic.origin) * self.speed * MIC_RATE
+        return max(clock, mic.frames_sent * MIC_FRAME_SAMPLES)
 
     def speaker_tap(self, start: float, n: int) -> array[int]:
         """The ``n`` samples (16 kHz) the speaker played at the microphone's sample positions
@@ -284,17 +317,33 @@ class SimAudio:
         encoder = _OpusEncoder()
         sequence = 0
         period = MIC_FRAME_SECONDS / self.speed
+        mic = self.microphone
         with scope:
-            next_at = trio.current_time()
+            origin = next_at = trio.current_time()
+            mic.origin, mic.frames_sent = origin, 0
             while True:
                 next_at += period
                 await trio.sleep_until(next_at)
-                pcm = self.microphone.next_frame()
+                self._keep_time(trio.current_time() - next_at)
+                pcm = mic.next_frame()
                 for packet in encoder.encode(pcm):
                     self._broadcast(_wspk(0, session & 0xFFFF, sequence, packet))
                     sequence = (sequence + 1) & 0xFFFFFFFF
-                self.microphone.frames_sent += 1
-                self.microphone.sent_at = trio.current_time()
+                mic.frames_sent += 1
+                mic.sent_at = trio.current_time()
+
+    def _keep_time(self, late: float) -> None:
+        """Note a microphone frame sent ``late`` seconds after it was due (device time):
+        ``sim_behind`` once the device has caught up again."""
+        late *= self.speed  # in real seconds of audio
+        if late > BEHIND_S:
+            worst, frames = self._late or (0.0, 0)
+            self._late = (max(worst, late), frames + 1)
+        elif self._late is not None and late < BEHIND_S / 3:
+            worst, frames = self._late
+            self._late = None
+            self.behind.append((worst, frames))
+            self._trace.record("sim_behind", late_ms=round(worst * 1000), frames=frames)
 
     # -- speaker ---------------------------------------------------------------------------
 
@@ -336,7 +385,7 @@ class SimAudio:
             return
         if clip.started is None:
             clip.started = trio.current_time()
-            clip.mic_start = self._mic_position()
+            clip.mic_start = self.mic_position()
         payload = frame.payload
         if self.corrupt_next and payload:
             self.corrupt_next = False
@@ -371,7 +420,7 @@ class SimAudio:
         if clip.mic_start is not None:
             played = clip.seconds * MIC_RATE
             clip.mic_end = clip.mic_start + (
-                played if outcome == "complete" else min(played, self._mic_position() - clip.mic_start)
+                played if outcome == "complete" else min(played, self.mic_position() - clip.mic_start)
             )
         self._clip = None
         if self._clip_scope is not None:

@@ -1,8 +1,17 @@
 """Talking over the robot: false barge-ins from its own voice, and a child who interrupts it.
 
 Run: ``.venv/bin/python tests/bench/bench_barge.py [--sentences 100] [--overlaps 40]
-[--speed 1] [--voices neural|espeak]`` (several minutes at real time). The robot and
-the child speak with the neural voice (the child at a child's pitch) unless ``--voices espeak``.
+[--speed 1] [--voices neural|espeak] [--loads 0,2] [--in-loop]`` (several minutes at real
+time per load). The robot and the child speak with the neural voice (the child at a child's
+pitch) unless ``--voices espeak``.
+
+``--loads``: the whole bench once per number of CPU-bound processes beside it
+(:func:`agentcade.testing.load.cpu_load`; on two cores, 2 make a load average of about 4: a
+busy desktop), in one run. The simulated robot runs in a process of its own
+(:mod:`agentcade.testing.sim_process`), as a real robot runs beside its host, unless
+``--in-loop`` (in the host's event loop, as ``run --robot sim`` has it): how often the
+device itself fell behind is printed (``sim_behind``), so its lateness is not taken for
+the host's.
 
 The simulated robot in a room with fan noise (RMS 700) that returns 0.3 of its own voice
 into its microphone (70 ms late, short reverb). Real parts: the robot SDK over a socket, the
@@ -34,14 +43,17 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 
 from agentcade.testing.child import child_voice
+from agentcade.testing.load import cpu_load
 from agentcade.testing.room import parse_room
-from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.testing.sim import SimDevice, WallClock, open_sim_robot
+from agentcade.testing.sim_process import open_sim_process_robot
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import Listener
 from agentcade.voice.speaker import VoiceRobot
@@ -78,17 +90,48 @@ class Ears:
 
 async def bench(
     sentences: int, overlaps: int, speed: float, seed: int, capture: str | None = None,
-    voices: str = "neural",
+    voices: str = "neural", loads: tuple[int, ...] = (0,), in_loop: bool = False,
 ) -> None:
-    rng = random.Random(seed)
     room = parse_room(f"noise=700,echo=0.3,child={voices}")
     mouth = await child_voice(room)
     child = {line: await mouth.synthesize(line) for line in CHILD}
-    device = SimDevice(audio_speed=speed, room=room)
     robot_voice: Synthesizer = (await NeuralSynthesizer.load() if voices == "neural"
                                 else EspeakSynthesizer())
-    print(f"voices: robot {robot_voice.name}, child {mouth.name}")
-    async with open_sim_robot(device=device) as sim:
+    print(f"voices: robot {robot_voice.name}, child {mouth.name}; the simulated robot "
+          f"{'in the host loop' if in_loop else 'in its own process'}")
+    for load in loads:
+        with cpu_load(load):
+            print(f"--- {load} CPU-bound processes beside it (load average now "
+                  f"{_loadavg()})")
+            path = None if capture is None else (
+                capture if len(loads) == 1 else f"{capture}.load{load}")
+            await _one(sentences, overlaps, speed, random.Random(seed), path, room, child,
+                       robot_voice, in_loop)
+
+
+@asynccontextmanager
+async def _open_robot(room: Any, speed: float, in_loop: bool) -> AsyncIterator[Any]:
+    if in_loop:
+        async with open_sim_robot(device=SimDevice(audio_speed=speed, room=room)) as sim:
+            yield sim
+    else:
+        async with open_sim_process_robot(room=room, speed=speed) as sim:
+            yield sim
+
+
+def _loadavg() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except (AttributeError, OSError):  # Windows
+        return "unknown"
+
+
+async def _one(
+    sentences: int, overlaps: int, speed: float, rng: random.Random, capture: str | None,
+    room: Any, child: dict[str, bytes], robot_voice: Synthesizer, in_loop: bool,
+) -> None:
+    async with _open_robot(room, speed, in_loop) as sim:
+        device = sim.device
         voice = VoiceRobot(sim, robot_voice, print_speech=False)
         echo = EchoCanceller()
         events: list[tuple[object, ...]] | None = [] if capture else None
@@ -197,7 +240,7 @@ async def bench(
                         if events is not None:
                             events.append(("onset", gain, len(pcm) // 2))
                         device.audio.microphone.feed(pcm + bytes(32000))
-                    await clip.done.wait()
+                    await device.audio.wait_done(clip)
                     if len(barged) > before and clip.outcome == "aborted" and clip.ended is not None:
                         stopped += 1
                         latencies.append((clip.ended - onset) * speed * 1000)
@@ -217,6 +260,10 @@ async def bench(
                   f"mean ({_p90(cpu) * 1000:.3f} p90), voice detection "
                   f"{statistics.mean(detection) * 1000:.3f} ms mean "
                   f"({_p90(detection) * 1000:.3f} p90)")
+            behind = device.audio.behind
+            print(f"the simulated robot fell behind {len(behind)} times"
+                  + (f" (worst {max(w for w, _ in behind) * 1000:.0f} ms, "
+                     f"{sum(n for _, n in behind)} frames late)" if behind else ""))
             if capture and events is not None:
                 await trio.Path(capture).write_bytes(pickle.dumps(events))
                 print(f"captured {len(events)} events to {capture}")
@@ -270,11 +317,16 @@ def main() -> None:
     parser.add_argument("--voices", choices=("neural", "espeak"), default="neural",
                         help="the robot's and the child's voices (default neural)")
     parser.add_argument("--capture", help="keep the microphone, clips and stops in this file "
-                        "(the robot is then never stopped)")
+                        "(the robot is then never stopped; .loadN added with several loads)")
+    parser.add_argument("--loads", default="0",
+                        help="CPU-bound processes beside it, one run each: e.g. 0,2")
+    parser.add_argument("--in-loop", action="store_true",
+                        help="the simulated robot in the host's loop, not in its own process")
     args = parser.parse_args()
     os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp(prefix="agentcade-bench-"))
+    loads = tuple(int(n) for n in args.loads.split(","))
     trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed, args.capture,
-             args.voices)
+             args.voices, loads, args.in_loop, clock=WallClock())
 
 
 if __name__ == "__main__":

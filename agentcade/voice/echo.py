@@ -148,6 +148,23 @@ sentence placed a little late: its echo comes sooner than the usual lag says).""
 ECHO_AFTER_MS = 150
 """How long after the room's lag the robot's voice may still be heard once its reference ended
 (the reverb: the simulated room's reflections come 23 and 51 ms after the direct path)."""
+RESUME_MS = 300
+"""How long after the robot's voice resumes inside a sentence, after a pause of at least
+``PAUSE_MS`` (a comma, a colon: the neural voice pauses 180 ms there), a start over it asks
+for more (:attr:`EchoCanceller.resumed`, ``VadConfig.resume_prob``): AEC3 lets part of such
+an onset through too. On a recorded run with the neural voices (40 sentences; replayed by
+tests/bench/replay_barge.py), 3 of the 5 false starts came 110-210 ms after a pause of
+the robot's own voice inside a sentence; of 40 lines a child said over it, 2 began there."""
+PAUSE_MS = 120
+"""A pause of the robot's voice inside its sentence (see ``RESUME_MS``)."""
+FAR_QUIET = 200.0
+"""The RMS under which the robot's own 10 ms of voice is a pause (its clip, not the room)."""
+BEHIND_MS = 300
+"""How late a frame may be processed (after the SDK received it) before the host counts as
+behind (:attr:`EchoCanceller.behind`): a starved host lays the robot's voice late and
+processes its echo late, and then a start over the robot asks for more
+(``VadConfig.warming_prob``). A host keeping up processes each 60 ms frame within a few
+milliseconds; a sentence's first frames wait ~150 ms while its echo is found (``ALIGN_*``)."""
 CONVERGED_MS = 10_000
 """How much of the robot's voice AEC3 hears before it is trusted (see :attr:`EchoCanceller
 .converged`): in the simulated room its first two or three sentences still leave enough
@@ -178,6 +195,10 @@ class EchoCanceller:
         """Timeline position of ``_reference[0]`` (samples)."""
         self._rest = b""
         self._gaps: deque[int] = deque()
+        self._ats: deque[float | None] = deque()
+        """When the SDK received each frame not yet processed (``arrived``'s ``at``)."""
+        self.late_ms = 0.0
+        """How long after the SDK received it the last frame was processed."""
         """Samples lost before each arrived frame not yet processed (in arrival order)."""
         self._clock: deque[tuple[int, float]] = deque(maxlen=256)
         """(timeline position after a frame, when the SDK received it), newest last."""
@@ -189,6 +210,10 @@ class EchoCanceller:
         self._rate = float(RATE)
         """Samples a second the microphone delivered (the simulated robot runs faster)."""
         self._onset = -(10**12)
+        self._resume = -(10**12)
+        """Where the robot's voice last resumed after a pause inside its sentences."""
+        self._far_quiet = 0
+        """10 ms frames of the robot's voice in a row under ``FAR_QUIET``, up to the last."""
         """Timeline position where the robot last began to speak after a pause."""
         self.reference_ms = 0
         """How much of the robot's voice the canceller has been given so far."""
@@ -230,6 +255,14 @@ class EchoCanceller:
         return self._processed - self._onset - lag < ONSET_MS * RATE // 1000
 
     @property
+    def resumed(self) -> bool:
+        """Whether the robot's voice resumed after a pause inside a sentence (``PAUSE_MS``)
+        less than ``RESUME_MS`` before the frames being processed (its echo's lag
+        counted, as for :attr:`onset`)."""
+        lag = median_high(self._lags) if self._lags else 0
+        return 0 <= self._processed - self._resume - lag < RESUME_MS * RATE // 1000
+
+    @property
     def over_echo(self) -> bool:
         """Whether the last frames processed were louder than the robot's echo could be
         (:attr:`loudness` at least ``OVER_ECHO``): somebody else is talking."""
@@ -263,9 +296,11 @@ class EchoCanceller:
         origin = self.present(now)
         self._ref_start -= origin
         self._onset -= origin
+        self._resume -= origin
         self._arrived = self._processed = 0
         self._rest = b""
         self._gaps.clear()
+        self._ats.clear()
         self._clock.clear()
         self._held, self._held_samples, self._align = [], 0, None
         self._far_rms.clear()
@@ -289,6 +324,7 @@ class EchoCanceller:
         self._closed = False
         self._arrived += missing + len(frame) // 2
         self._gaps.append(missing)
+        self._ats.append(at)
         if at is not None:
             self._clock.append((self._arrived, at))
             first, first_at = self._clock[0]
@@ -311,8 +347,10 @@ class EchoCanceller:
         """A clip starts playing now: its samples (16 kHz mono s16le) are the reference from
         the timeline's present on (or right after the clip still playing)."""
         start = max(self.present(now), self._ref_end)
-        if start > self._ref_end or not self._reference:
-            self._onset = start  # a sentence after a pause, not one that follows on
+        if start - self._ref_end > PAUSE_MS * RATE // 1000:
+            # A sentence after a pause, not one that follows on (a first clause said alone,
+            # then the rest of its sentence: the moments between are a comma's pause).
+            self._onset = start
         if self._misses < ALIGN_GIVE_UP and self._align is None:
             free = self._ref_end if self._reference else self._processed
             self._align = (start, free, start + _voice_begins(pcm))
@@ -327,15 +365,24 @@ class EchoCanceller:
         keep = max(0, self.present(now) - self._ref_start)
         del self._reference[2 * keep:]
 
-    def process(self, frame: bytes) -> bytes:
+    @property
+    def behind(self) -> bool:
+        """Whether the host processes the microphone late (:data:`BEHIND_MS`)."""
+        return self.late_ms > BEHIND_MS
+
+    def process(self, frame: bytes, *, now: float | None = None) -> bytes:
         """One microphone frame (16 kHz mono s16le), in arrival order, with the echo removed.
 
         Whole 10 ms frames are processed; a remainder waits for the next call, so the
         output may be up to 10 ms shorter or longer than the input. While a sentence's echo
         is being found (:meth:`play`), frames wait and the output is empty; they come out
-        together once it is.
+        together once it is. ``now``: when it is processed (``time.time()``; a replay gives
+        the time it was), for :attr:`behind`.
         """
         gap = self._gaps.popleft() if self._gaps else 0
+        at = self._ats.popleft() if self._ats else None
+        if at is not None:
+            self.late_ms = ((time.time() if now is None else now) - at) * 1000
         if self._align is None:
             out, self.last_input = self._cancel(gap, frame)
             return out
@@ -408,17 +455,19 @@ class EchoCanceller:
     def _cancel(self, gap: int, frame: bytes) -> tuple[bytes, bytes]:
         """(the whole frames ready with the echo removed, the same frames as heard)."""
         if gap:  # what the robot played while the lost samples were heard
+            at = self._processed
             lost = self._far(gap)
             for i in range(0, len(lost) - FRAME_BYTES + 1, FRAME_BYTES):
-                self._far_rms.append(rms(lost[i:i + FRAME_BYTES]))
+                self._far_level(rms(lost[i:i + FRAME_BYTES]), at + i // 2)
         data = self._rest + frame
         whole = len(data) - len(data) % FRAME_BYTES
         self._rest = data[whole:]
         out = bytearray()
         rtc = self._rtc
         for i in range(0, whole, FRAME_BYTES):
+            at = self._processed
             far = self._far(FRAME_SAMPLES)
-            self._far_rms.append(rms(far))
+            self._far_level(rms(far), at)
             if self.playing:
                 self.reference_ms += 10
             self._apm.process_reverse_stream(rtc.AudioFrame(far, RATE, 1, FRAME_SAMPLES))
@@ -427,6 +476,17 @@ class EchoCanceller:
             out += memoryview(near.data).cast("B")
         self._measure(bytes(out), whole // FRAME_BYTES)
         return bytes(out), data[:whole]
+
+    def _far_level(self, level: float, at: int) -> None:
+        """The loudness of the robot's 10 ms of voice at ``at``: kept for :meth:`_measure`,
+        and a resume after a pause noted (:attr:`resumed`)."""
+        self._far_rms.append(level)
+        if level < FAR_QUIET:
+            self._far_quiet += 1
+            return
+        if self._far_quiet * 10 >= PAUSE_MS:
+            self._resume = at
+        self._far_quiet = 0
 
     def _measure(self, out: bytes, frames: int) -> None:
         """:attr:`loudness` of ``out`` (the last ``frames`` frames processed): its RMS over

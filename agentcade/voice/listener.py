@@ -24,7 +24,10 @@ Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms, ear
 before the silence window),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
 (half duplex: the robot began to speak before the utterance ended: it is not recognised),
-``speech_over_robot`` (full duplex: speech started while the robot spoke).
+``speech_over_robot`` (full duplex: speech started while the robot spoke), ``host_behind``
+(full duplex: the host processed the microphone more than ``echo.BEHIND_MS`` late, then
+caught up: how late at worst and for how long; meanwhile a start over the robot asks for
+more).
 """
 
 from __future__ import annotations
@@ -115,6 +118,8 @@ class Listener:
         self._detector = make_detector(vad)
         self._deaf = deaf
         self._trace = trace
+        self._late: tuple[float, float] | None = None
+        """While the host is behind: (the worst lateness so far in ms, since when)."""
 
     async def _frame(self) -> bytes:
         try:
@@ -128,7 +133,25 @@ class Listener:
         if isinstance(detector, SileroDetector):
             detector.echo_converged = echo.converged
             detector.echo_onset = echo.onset
+            detector.echo_resumed = echo.resumed
+            detector.host_behind = self._behind(echo)
             detector.over_echo = echo.over_echo
+
+    def _behind(self, echo: EchoCanceller) -> bool:
+        """Whether the host is behind the microphone now; ``host_behind`` traced once it has
+        caught up (how late at worst, for how long)."""
+        if echo.behind:
+            if self._late is None:
+                self._late = (echo.late_ms, time.time())
+            else:
+                self._late = (max(self._late[0], echo.late_ms), self._late[1])
+            return True
+        if self._late is not None:
+            worst, since = self._late
+            self._late = None
+            self._trace.record("host_behind", late_ms=round(worst),
+                               ms=round((time.time() - since) * 1000))
+        return False
 
     async def hear(self) -> Heard:
         """The next utterance, recognised (its text may be "": nothing understood).

@@ -81,10 +81,20 @@ class VadConfig:
     the canceller is still learning and just after the robot's voice began)."""
     warming_prob: float = 0.9
     """Silero only: ``over_speech_prob`` while the echo canceller has not yet converged (its
-    first seconds of the robot's voice leave more of it), and just after the robot's voice
-    began after a pause (it lets the onset through: ``agentcade.voice.echo.ONSET_MS``)."""
+    first seconds of the robot's voice leave more of it), just after the robot's voice
+    began after a pause (it lets the onset through: ``agentcade.voice.echo.ONSET_MS``), and
+    while the host processes the microphone late (``EchoCanceller.behind``: a starved host
+    lays the reference late)."""
     warming_ms: int = 256
     """Silero only: ``over_speech_ms`` in the same moments as ``warming_prob``."""
+    resume_prob: float = 0.5
+    """Silero only: ``over_speech_prob`` just after the robot's voice resumed after a pause
+    inside a sentence (``agentcade.voice.echo.RESUME_MS``). Replayed on a recorded run with
+    the neural voices (tests/bench/replay_barge.py; 48 sentences, 20 lines at each loudness
+    over it): 0.5 for 64 ms started the robot on itself 2 times instead of 3, and found a
+    quiet child (×0.25) 18 times in 20 as before; 0.9 for 256 ms also 2, but 15 in 20."""
+    resume_ms: int = 64
+    """Silero only: ``over_speech_ms`` in the same moments as ``resume_prob``."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +259,8 @@ class SileroDetector:
         self._rest = b""
         self._mic_rest = b""
         self._pre = _PreRoll(max(self.config.pre_roll_ms, self.config.over_speech_ms + 64,
-                                 self.config.over_echo_ms + 64, self.config.warming_ms + 64))
+                                 self.config.over_echo_ms + 64, self.config.warming_ms + 64,
+                                 self.config.resume_ms + 64))
         self._speaking = False
         self._run_ms = 0.0
         """Speech in a row (before a start) or silence in a row (during an utterance)."""
@@ -262,6 +273,13 @@ class SileroDetector:
         self.echo_onset = False
         """Set by the listener: True just after the robot's voice began after a pause (a start
         over the robot then needs ``warming_prob`` for ``warming_ms``)."""
+        self.host_behind = False
+        """Set by the listener: True while the host processes the microphone late (a start
+        over the robot then needs ``warming_prob`` for ``warming_ms``)."""
+        self.echo_resumed = False
+        """Set by the listener: True just after the robot's voice resumed after a pause
+        inside a sentence (a start over the robot then needs ``resume_prob`` for
+        ``resume_ms``)."""
         self.over_echo = False
         """Set by the listener: True when the last frames were louder than the robot's echo
         could be (``agentcade.voice.echo.EchoCanceller.loudness``): what AEC3 lets through
@@ -335,8 +353,10 @@ class SileroDetector:
             if self.robot_speaking:
                 if self.over_echo:
                     threshold, needed = cfg.over_speech_prob, cfg.over_echo_ms
-                elif not self.echo_converged or self.echo_onset:
+                elif not self.echo_converged or self.echo_onset or self.host_behind:
                     threshold, needed = cfg.warming_prob, cfg.warming_ms
+                elif self.echo_resumed:
+                    threshold, needed = cfg.resume_prob, cfg.resume_ms
                 else:
                     threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms
             for p in probabilities:

@@ -8,7 +8,8 @@ suppression), ``agc`` (its gain control), ``mic`` (False: detection hears the ca
 output even while the robot is silent), ``prob``/``ms`` (what starts an utterance while the
 robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
 same while the canceller is still converging: ``warming_prob``/``warming_ms``; ``ems`` the
-same for a sound louder than the robot's echo could be: ``over_echo_ms``).
+same for a sound louder than the robot's echo could be: ``over_echo_ms``; ``rprob``/``rms_``
+the same just after the robot's voice resumed inside a sentence: ``resume_prob``/``resume_ms``).
 
 The capture holds every microphone frame, clip and stop in the order the host saw them, so
 the reference meets the same frames as in the run: each setting is judged on the same
@@ -39,7 +40,8 @@ TOLERANCE = 1600
 def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
            prob: float = VadConfig.over_speech_prob, ms: int = VadConfig.over_speech_ms,
            wprob: float = VadConfig.warming_prob, wms: int = VadConfig.warming_ms,
-           ems: int = VadConfig.over_echo_ms, mic: bool = True) -> str:
+           ems: int = VadConfig.over_echo_ms, mic: bool = True,
+           rprob: float = VadConfig.resume_prob, rms_: int = VadConfig.resume_ms) -> str:
     echo = EchoCanceller()
     from livekit import rtc
 
@@ -47,7 +49,8 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
         echo_cancellation=True, noise_suppression=ns, high_pass_filter=True, auto_gain_control=agc
     )
     detector = SileroDetector(VadConfig(over_speech_prob=prob, over_speech_ms=ms,
-                                        warming_prob=wprob, warming_ms=wms, over_echo_ms=ems))
+                                        warming_prob=wprob, warming_ms=wms, over_echo_ms=ems,
+                                        resume_prob=rprob, resume_ms=rms_))
     phase, awaiting, pos = "", False, 0
     false_alone = sentences = false_before = 0
     lines: list[list[Any]] = []  # [first sample, loudness, samples, start or None]
@@ -72,12 +75,15 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
             else:
                 echo.arrived(frame)
             t0 = time.perf_counter()
-            out = echo.process(frame)  # empty while the robot's sentence is placed
+            # empty while the robot's sentence is placed; processed as it came
+            out = echo.process(frame, now=event[2] if len(event) > 2 else None)
             step = Step("quiet")
             if out:  # as the listener tells it (Listener._tell)
                 detector.robot_speaking = echo.audible if mic else echo.playing
                 detector.echo_converged = echo.converged
                 detector.echo_onset = echo.onset
+                detector.echo_resumed = echo.resumed
+                detector.host_behind = echo.behind
                 detector.over_echo = echo.over_echo
                 step = detector.feed(out, echo.last_input if mic else None)
             cpu += time.perf_counter() - t0

@@ -173,9 +173,9 @@ async def _one(
                                 on_barge_in=barge_in)
             original = echo.process
 
-            def timed(frame: bytes) -> bytes:
+            def timed(frame: bytes, *, now: float | None = None) -> bytes:
                 t0 = time.perf_counter()
-                out = original(frame)
+                out = original(frame, now=now)
                 cpu.append((time.perf_counter() - t0) / max(1, len(frame) // 320))
                 return out
 

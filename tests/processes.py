@@ -1,11 +1,9 @@
-"""Running ``agentcade`` as a real process, with no model configured."""
+"""Running ``agentcade`` as a real process, with no model configured (a long-running one
+driven line by line: ``agentcade.testing.process.AgentcadeProcess``)."""
 
 from __future__ import annotations
 
-import codecs
-import contextlib
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,61 +48,3 @@ async def run_agentcade(
             env=env,
             check=False,
         )
-
-
-class AgentcadeProcess:
-    """A long-running ``python -m agentcade ...`` (``play``, ``serve``) driven line by line.
-
-    Output (stdout and stderr together) is collected by a task of ``nursery``; ``expect``
-    waits for a piece of it; ``say`` types one line on stdin.
-    """
-
-    def __init__(self, proc: trio.Process) -> None:
-        self.proc = proc
-        self.output = ""
-        self._changed = trio.Event()
-
-    @classmethod
-    async def start(cls, nursery: trio.Nursery, env: dict[str, str], *args: str) -> AgentcadeProcess:
-        proc = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "agentcade", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        me = cls(proc)
-        nursery.start_soon(me._read)
-        return me
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while chunk := await self.proc.stdout.receive_some():
-            self.output += decoder.decode(chunk)
-            self._changed.set()
-            self._changed = trio.Event()
-
-    async def expect(self, pattern: str, *, after: int = 0, limit: float = 30) -> re.Match[str]:
-        """Wait until ``pattern`` (a regex) appears in the output past offset ``after``."""
-        with trio.fail_after(limit):
-            while (found := re.compile(pattern).search(self.output, after)) is None:
-                if self.proc.returncode is not None or self.proc.poll() is not None:
-                    raise AssertionError(f"agentcade exited; output:\n{self.output}")
-                await self._changed.wait()
-        return found
-
-    async def say(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        await self.proc.stdin.send_all(line.encode() + b"\n")
-
-    async def stop(self) -> None:
-        """End it (``/quit`` for play, then a signal), at most a few seconds."""
-        if self.proc.poll() is None and self.proc.stdin is not None:
-            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await self.proc.stdin.aclose()
-        with trio.move_on_after(10):
-            await self.proc.wait()
-        if self.proc.poll() is None:
-            self.proc.kill()
-            await self.proc.wait()

@@ -25,6 +25,7 @@ from agentcade.game.client import GameInfo, ReplyStream
 from agentcade.main.conversation import (
     BUSY_TEXT,
     MAX_INTERMEDIATE,
+    NO_GAME,
     REMOTE_FAILED,
     REMOTE_SAID_NOTHING,
     REMOTE_SLOW,
@@ -185,10 +186,11 @@ async def test_end_cancels_the_pending_request_and_the_goodbye_clears_the_game(t
     assert [tool for tool, _ in owner.notes] == ["start_game", "send_message", "end_game"]
 
 
-async def test_forward_without_a_game_sends_nothing(talk) -> None:
+async def test_forward_without_a_game_sends_nothing_and_says_there_is_none(talk) -> None:
     conversation, owner = talk
     assert await conversation.forward("你好") is False
     assert owner.notes == []
+    assert owner.speech == [NO_GAME]
 
 
 async def test_a_remote_game_final_reply_with_nothing_speakable_gets_a_fallback(talk, autojump_clock) -> None:

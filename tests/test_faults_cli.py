@@ -17,7 +17,8 @@ import trio
 from agentcade.a2a.client import A2AClient
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.testing.fake_openai import FakeOpenAI, Hang, serve_fake_openai
-from tests.processes import AgentcadeProcess, run_agentcade
+from agentcade.testing.process import AgentcadeProcess
+from tests.processes import run_agentcade
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
 

@@ -12,8 +12,9 @@ import pytest
 import trio
 
 from agentcade.testing.fake_openai import FakeOpenAI
+from agentcade.testing.process import AgentcadeProcess
 from tests.needs import need_program
-from tests.processes import AgentcadeProcess, offline_env, run_voice_command
+from tests.processes import offline_env, run_voice_command
 
 
 def _voice_env(home: Path) -> dict[str, str]:

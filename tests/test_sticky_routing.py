@@ -21,9 +21,10 @@ import trio
 from agentcade.a2a.client import A2AClient, GameRemoteError
 from agentcade.core.protocol import GameInput
 from agentcade.game.host import NO_SESSION
+from agentcade.testing.process import AgentcadeProcess
 from tests.a2a_peers import free_port
 from tests.needs import need_program
-from tests.processes import AgentcadeProcess, offline_env
+from tests.processes import offline_env
 
 ROOT = Path(__file__).resolve().parents[1]
 RIDDLE = ROOT / "games" / "riddle"

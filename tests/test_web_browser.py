@@ -18,8 +18,9 @@ import pytest
 import trio
 
 from agentcade.core.settings import read_dotenv
+from agentcade.testing.process import AgentcadeProcess
 from tests.browser import in_browser, shoot
-from tests.processes import AgentcadeProcess, offline_env
+from tests.processes import offline_env
 
 PROBE = Path(__file__).parent / "data" / "games" / "probe"
 

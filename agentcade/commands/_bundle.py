@@ -23,6 +23,7 @@ from pathlib import Path
 __all__ = [
     "BUNDLED_GAMES",
     "EXCLUDES",
+    "ONE_FILE_COMPRESSION",
     "package_datas",
     "runtime_datas",
     "runtime_hiddenimports",
@@ -213,6 +214,25 @@ EXCLUDES = [
     "watcherobot.runtime",
     "watcherobot._bundled_apps",
 ]
+
+ONE_FILE_COMPRESSION = {
+    # A one-file binary unpacks these at every start, into a fresh temporary folder: zlib
+    # over the 43 MiB of shared libraries (libpython, pydantic-core, rapidfuzz, OpenSSL)
+    # took ~0.25 s of a game binary's ~1 s to its card (tests/bench/bench_start.py);
+    # stored as they are, they are only copied. The binary grows from 24 to ~50 MiB.
+    "EXTENSION": False,
+    "BINARY": False,
+    "EXECUTABLE": False,
+    # Data (pypinyin's dictionaries, the game's files) is a few MiB and stays compressed;
+    # the Python modules are read in place from the PYZ archive (compressed one by one).
+    "DATA": True,
+    "PYSOURCE": True,
+    "PYMODULE": True,
+    "SPLASH": True,
+    "PYZ": False,
+    "SYMLINK": False,
+}
+"""What PyInstaller stores compressed in a one-file binary, by kind of entry (its ``cdict``)."""
 
 STRIP = sys.platform.startswith("linux")
 """Strip the bundled shared libraries (Linux only: elsewhere it breaks code signatures)."""

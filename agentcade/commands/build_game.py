@@ -39,6 +39,7 @@ from agentcade import __version__
 from agentcade.commands._bundle import (
     BUNDLED_GAMES,
     EXCLUDES,
+    ONE_FILE_COMPRESSION,
     STRIP,
     runtime_datas,
     runtime_hiddenimports,
@@ -109,6 +110,7 @@ exe = EXE(
     target_arch=None,
     codesign_identity=None,
     entitlements_file=None,
+    cdict=cfg["cdict"],
 )
 """
 
@@ -196,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
 
 def default_out(game: Path) -> Path:
     """``dist`` in the current folder, unless that is inside the game folder (``build-game .``
-    in a game's own repository): then ``dist`` beside the game folder, so a 25 MiB binary is
+    in a game's own repository): then ``dist`` beside the game folder, so a 50 MiB binary is
     never written where ``git add .`` would pick it up."""
     here = Path.cwd().resolve()
     folder = game.expanduser().resolve()
@@ -342,6 +344,7 @@ def build(plan: Plan, out: Path, work: Path) -> float:
         "hiddenimports": plan.hiddenimports,
         "excludes": plan.excludes,
         "strip": STRIP,
+        "cdict": ONE_FILE_COMPRESSION,
     }
     (work / "build.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
     spec = work / f"{plan.game_id}.spec"

@@ -51,6 +51,7 @@ from agentcade.main.chat import (
 from agentcade.main.conversation import (
     BUSY_TEXT,
     MAX_INTERMEDIATE,
+    NO_GAME,
     REMOTE_CUT_SHORT,
     REMOTE_FAILED,
     REMOTE_SAID_NOTHING,
@@ -81,7 +82,6 @@ __all__ = [
 ]
 
 WAIT_TEXT = "稍等一下，我想一想。"
-NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名就行。"
 NOT_FOUND = "我还不会玩这个游戏。"
 CHAT_FALLBACK = "抱歉，我没听清，你能再说一遍吗？"
 WHICH_GAME = "好呀，换一个。想玩哪个游戏？说“玩”加上游戏名就行。"
@@ -196,7 +196,7 @@ class MainAgent:
             await self._say(WHICH_GAME)
             return
         elif decision.kind == "forward":
-            await self._forward(text)
+            await self.game.forward(text)
             return
         elif decision.kind == "no_game":
             await self._say(NO_GAME)
@@ -247,7 +247,7 @@ class MainAgent:
                 await self.game.end(text, asked=True)
             return None
         if call.name == "send_message":
-            await self._forward(text)
+            await self.game.forward(text)
             return None
         return {"error": f"Unknown tool: {call.name}"}
 
@@ -285,10 +285,6 @@ class MainAgent:
     async def say(self, text: str) -> None:
         """Say the host's own words (the boot greeting); returns once they were played."""
         await self._say(text)
-
-    async def _forward(self, text: str) -> None:
-        if not await self.game.forward(text):
-            await self._say(NO_GAME)
 
     async def wait_idle(self) -> None:
         """Wait until no game request is pending and everything queued was played."""

@@ -8,7 +8,7 @@ game, what the line asks) and this module *how*.
 * ``start`` ends the game that plays (its goodbye is heard in full, ``switch_grace``
   seconds at most), then opens a new context and sends ``start`` with the user's words;
   ``forward`` sends a line as ``message`` (while the game still works on the previous one
-  it answers "我还在准备呢" at once); ``end`` cancels any pending request and sends ``end``.
+  it answers "我还在准备呢" at once; with no game it says so, ``NO_GAME``); ``end`` cancels any pending request and sends ``end``.
 * Each request's replies are read by a background task (in the owner's nursery) and put on
   the output queue as they arrive. A request returns once its first reply was played; later
   ones play as they come. A final ``ended`` clears the current game, and the output queue
@@ -58,6 +58,7 @@ from agentcade.main.output import OutputQueue
 __all__ = [
     "BUSY_TEXT",
     "MAX_INTERMEDIATE",
+    "NO_GAME",
     "REMOTE_CUT_SHORT",
     "REMOTE_FAILED",
     "REMOTE_SAID_NOTHING",
@@ -70,6 +71,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 BUSY_TEXT = "我还在准备呢，稍等一下。"
+NO_GAME = "现在没有在玩游戏。想玩的话，说“玩”加上游戏名就行。"
 REMOTE_FAILED = "{name}那边出了点问题，没能回应。"
 REMOTE_SLOW = "{name}太久没有回应，这一句先不等了。"
 REMOTE_SAID_NOTHING = {
@@ -216,10 +218,11 @@ class GameConversation:
     async def forward(self, text: str) -> bool:
         """Send the user's line to the game, or say "我还在准备呢" while it is not idle.
 
-        Returns False when no game plays (nothing was sent, nothing said).
+        Returns False when no game plays: nothing was sent, ``NO_GAME`` was said.
         """
         current = self.current
         if current is None:
+            await self._say(NO_GAME)
             return False
         self._note("send_message", {"text": text})
         if current.state is not CurrentState.IDLE:  # working on the last line, or ending

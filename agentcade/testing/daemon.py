@@ -21,11 +21,9 @@ robot and the namespace.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -41,6 +39,7 @@ from trio_websocket import WebSocketConnection, wrap_client_stream
 
 from agentcade.testing.lan_robot import LanRobot
 from agentcade.testing.netns import PrivateNetwork, open_private_network
+from agentcade.testing.process import Program
 from agentcade.testing.sim import SimDevice
 
 __all__ = ["DaemonHarness", "DaemonPorts", "Program", "open_daemon_harness"]
@@ -68,55 +67,6 @@ class DaemonPorts:
             "WATCHER_RUNTIME_PAIRING_PORT": str(self.pairing),
             "WATCHER_RUNTIME_PREVIEW_UDP_PORT": str(self.preview),
         }
-
-
-class Program:
-    """A program started in the namespace; its output (stdout and stderr) collected."""
-
-    def __init__(self, proc: trio.Process, name: str) -> None:
-        self.proc = proc
-        self.name = name
-        self.output = ""
-        self._changed = trio.Event()
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while chunk := await self.proc.stdout.receive_some():
-            self.output += decoder.decode(chunk)
-            self._changed.set()
-            self._changed = trio.Event()
-
-    @property
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
-    async def expect(self, pattern: str, *, limit: float = 30) -> re.Match[str]:
-        """Wait until ``pattern`` (a regex) appears in the output."""
-        with trio.fail_after(limit):
-            while (found := re.search(pattern, self.output)) is None:
-                if not self.running:
-                    await trio.sleep(0.2)  # the last output
-                    if (found := re.search(pattern, self.output)) is not None:
-                        return found
-                    raise AssertionError(f"{self.name} exited ({self.proc.returncode}):\n{self.output}")
-                with trio.move_on_after(0.5):
-                    await self._changed.wait()
-        return found
-
-    async def wait(self, limit: float = 30) -> int:
-        with trio.fail_after(limit):
-            return await self.proc.wait()
-
-    async def stop(self) -> None:
-        """SIGINT (Ctrl-C), then a kill after 10 s."""
-        if self.running:
-            self.proc.send_signal(signal.SIGINT)
-            with trio.move_on_after(10):
-                await self.proc.wait()
-        if self.running:
-            self.proc.kill()
-            await self.proc.wait()
 
 
 def _scripts() -> Path:
@@ -168,7 +118,7 @@ class DaemonHarness:
         )
         program = Program(proc, name)
         self.programs.append(program)
-        self._nursery.start_soon(program._read)
+        self._nursery.start_soon(program.read)
         return program
 
     async def watcherobot(self, *args: str, limit: float = 60) -> str:

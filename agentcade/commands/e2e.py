@@ -278,7 +278,7 @@ async def _run_all(
     assert synthesizer is not None
     outcomes: list[Outcome] = []
     try:
-        async with open_robot(args.robot, trace=trace, room=room,
+        async with open_robot(args.robot, trace=trace, room=room, own_process=True,
                               sim_speed=args.sim_speed if sim else 1.0) as robot:
             if not isinstance(robot, SdkRobot):
                 raise DeviceError("unavailable", "connect", f"{args.robot} is not a robot with a voice")

@@ -313,7 +313,7 @@ async def _run(
         raise _NoAsr(services.why_deaf or settings.missing_asr)
     try:
         async with open_robot(
-            robot_spec, trace=trace, room=room, sim_speed=args.sim_speed
+            robot_spec, trace=trace, room=room, sim_speed=args.sim_speed, own_process=True
         ) as robot:
             if not isinstance(robot, SdkRobot):
                 raise DeviceError("unavailable", "connect", f"{robot_spec} is not a robot with a voice")

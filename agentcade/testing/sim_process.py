@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TextIO
 
 import trio
 
@@ -177,8 +177,11 @@ async def open_sim_process_robot(
     speed: float = 1.0,
     command_timeout: float = 2.0,
     trace: Trace = NULL_TRACE,
+    out: TextIO | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> AsyncIterator[SimProcessRobot]:
-    """Start a simulated robot in a process of its own and connect a real SDK robot to it."""
+    """Start a simulated robot in a process of its own and connect a real SDK robot to it
+    (``out``, ``notice``: as :func:`~agentcade.testing.sim.open_sim_robot`'s)."""
     spec = base64.b64encode(pickle.dumps({"room": room, "speed": speed})) + b"\n"
     proc = await trio.lowlevel.open_process(
         [sys.executable, "-m", "agentcade.testing.sim_process"],
@@ -202,12 +205,12 @@ async def open_sim_process_robot(
             nursery.start_soon(device._follow)
             nursery.start_soon(device.audio.microphone._pump)
             robot = await SimProcessRobot.connect(
-                device.url, command_timeout=command_timeout, name="sim",
+                device.url, command_timeout=command_timeout, out=out, name="sim",
                 control=partial(ask_daemon, device.control_url),
             )
             assert isinstance(robot, SimProcessRobot)
             robot.device = device
-            async with watched(robot, trace=trace):
+            async with watched(robot, trace=trace, notice=notice):
                 yield robot
             await device.refresh()
             nursery.cancel_scope.cancel()

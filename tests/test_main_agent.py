@@ -504,11 +504,11 @@ async def test_the_model_picks_a_game_from_its_description(nursery, offline_game
 
 async def test_a_copied_speaker_tag_is_not_spoken(nursery, offline_games) -> None:
     main: FakeOpenAI = await nursery.start(serve_fake_openai)
-    main.push(Reply("【猜数字】大了！你再猜一次"))
+    main.push(Reply("【猜数字】你好呀！你今天开心吗"))  # (a copied verdict is dropped too: test_after_game)
     heard = Heard()
     async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
         await agent.on_user("你好")
-    assert heard.speech == ["大了！你再猜一次"]
+    assert heard.speech == ["你好呀！你今天开心吗"]
 
 
 async def test_a_main_agent_reply_over_500_characters_is_clipped(nursery, offline_games) -> None:

@@ -191,6 +191,24 @@ async def test_busy_game_gets_still_preparing_then_end_cancels_the_slow_turn(gam
     assert any(r["type"] == "busy" for r in records)
 
 
+async def test_asking_for_the_running_game_mid_turn_neither_restarts_nor_reveals(game_model) -> None:
+    """Issue 40: "玩你画我猜" said while 你画我猜 was drawing started it twice and revealed the
+    animal being drawn. The running game's own name is a line for the game, which is busy."""
+    game_model.push(Reply("开始吧。"), Reply(tool_calls=[("slow", {})]), Reply("再见。"))
+    heard = Heard()
+    async with pipeline(GAMES, heard=heard) as (agent, records):
+        await agent.on_user("玩探针")
+        await agent.wait_idle()
+        with trio.fail_after(5):
+            await agent.on_user("慢慢来")
+        with trio.fail_after(5):
+            await agent.on_user("玩探针")
+        assert [r["kind"] for r in records.of("a2a_request")] == ["start", "message"]
+        assert heard.speech[-1] == BUSY_TEXT
+        await agent.on_user("结束游戏")
+        await agent.wait_idle()
+
+
 async def test_shutdown_with_a_game_running_ends_it_and_leaves_no_task(game_model) -> None:
     from agentcade.game.loader import load_game
 

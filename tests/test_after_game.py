@@ -17,7 +17,7 @@ from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import DANGER_GAME_TAIL, NUMBER_OFFER, WAIT_TEXT
 from agentcade.main.chat import friendly, made_up
-from agentcade.main.router import After, route, which_text
+from agentcade.main.router import After, describe_text, route, which_text
 from agentcade.testing.fake_openai import FakeOpenAI, Reply, serve_fake_openai
 from agentcade.testing.timed_robot import Records
 from tests import labelled
@@ -64,7 +64,7 @@ def test_the_set_has_lines_that_resolve_and_lines_that_must_not() -> None:
 def test_a_line_after_a_game_or_the_list_routes_as_labelled(games, lineno: int, fields: list[str]) -> None:
     where, line, kind, game = [*fields, ""][:4]
     got = route(line, games, None, situation(where))
-    assert (got.kind, got.game_id if kind in ("start", "restart", "repeat", "number") else "") == (kind, game)
+    assert (got.kind, got.game_id if kind in ("start", "restart", "repeat", "number", "describe") else "") == (kind, game)
 
 
 def test_the_games_order_is_the_lists(games) -> None:
@@ -259,7 +259,7 @@ async def test_the_models_plain_words_beside_a_claim_are_kept(offline_games, mai
 @pytest.mark.parametrize(
     "sentence",
     ["好的，开始游戏。", "太棒了，你猜对了！", "我们来看第三题吧。", "我画了一个小动物。", "明白了，继续玩！",
-     "好，开始画画那个游戏。", "汤底是他怕冰。", "好，重新想一个数。"],
+     "好，开始画画那个游戏。", "小了，再猜。", "好，重新想一个数。"],
 )
 def test_a_claim_of_what_only_code_does_is_made_up(sentence: str) -> None:
     assert made_up(sentence)
@@ -267,7 +267,7 @@ def test_a_claim_of_what_only_code_does_is_made_up(sentence: str) -> None:
 
 @pytest.mark.parametrize(
     "sentence",
-    ["你好呀，我是小懒。", "小兔子为什么不吃窝边草？因为它怕被发现。", "我最喜欢猜谜语了，你想玩吗？",
+    ["你好呀，我是小懒。", "小兔子为什么不吃窝边草？因为它怕被发现。", "我最喜欢猜谜语了，你想玩吗？", "你长大了呀！",
      "天气真好呀！", "我们什么时候开始呢？", "你今天开心吗？"],
 )
 def test_plain_chat_is_not_made_up(sentence: str) -> None:
@@ -290,3 +290,19 @@ async def test_two_slow_model_calls_in_one_line_say_one_filler_then_the_answer(o
         await agent.on_user("讲个笑话吧")
     assert heard.speech == [WAIT_TEXT, "小兔子为什么不吃窝边草？因为它怕被发现。"]
     assert len(records.of("patience")) == 1
+
+
+async def test_how_a_named_game_is_played_is_answered_from_its_description_and_yes_starts_it(
+    offline_games, main
+) -> None:
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, _):
+        await agent.on_user("海龟汤怎么玩")
+        assert agent.current is None
+        described = agent.registry.get("turtle_soup")
+        assert described is not None
+        assert heard.speech == [describe_text(described.info)]
+        await agent.on_user("好呀")
+        assert agent.current is not None
+        assert agent.current.info.id == "turtle_soup"
+    assert main.requests == []

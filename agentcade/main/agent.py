@@ -72,7 +72,7 @@ from agentcade.main.conversation import (
 )
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
-from agentcade.main.router import After, Route, games_text, route, which_text
+from agentcade.main.router import After, Route, describe_text, games_text, route, which_text
 
 __all__ = [
     "BUSY_TEXT",
@@ -228,6 +228,10 @@ class MainAgent:
         """Carry out a decision made in code."""
         if decision.kind in ("restart", "repeat", "random", "which", "number"):
             await self._after_game(decision, text)
+            return
+        if decision.kind == "describe" and (described := self.registry.get(decision.game_id)) is not None:
+            await self._say(describe_text(described.info))
+            self._host_offer = described.info.id
             return
         if decision.kind == "start":
             client = self.registry.get(decision.game_id)

@@ -42,11 +42,13 @@ from agentcade.core.ending import is_end_request
 from agentcade.core.judge import RoundRequest, is_match, normalize, parse_number, round_request
 from agentcade.core.skill import Declaration
 
-__all__ = ["After", "Route", "RouteKind", "find_named", "games_text", "greeting", "route", "which_text"]
+__all__ = [
+    "After", "Route", "RouteKind", "describe_text", "find_named", "games_text", "greeting", "route", "which_text",
+]
 
 RouteKind = Literal[
     "start", "end", "change", "list", "forward", "no_game", "model", "restart", "repeat", "random", "which",
-    "number",
+    "number", "describe",
 ]
 """What the main agent does with a line.
 
@@ -55,7 +57,8 @@ end it and ask which game next, ``list`` the games, ``forward`` the line to the 
 game, ``no_game``: say there is no game to end, ``model``: ask the model. After a game:
 ``restart`` the game that ended, ``repeat`` its last words; ``random``: start a game the
 main agent picks; ``which``: ask which game (``which_text``); ``number``: a bare number
-with no game running (``game_id``: the game that takes numbers, if one does).
+with no game running (``game_id``: the game that takes numbers, if one does);
+``describe``: how a named game is played, asked outside it (its ``description``).
 """
 
 
@@ -128,6 +131,7 @@ _PLAY_SOMETHING = re.compile(
     r"(?:吧|呀|啊|呗)?$|^(?:我们|咱们)?来(?:玩)?(?:个|一个)?游戏(?:吧|呀|啊)?$"
 )
 _ASKS_GAME = re.compile(r"游戏|玩")
+_RULES = re.compile(r"怎么玩|怎样玩|如何玩|规则|玩法|是什么游戏|是啥游戏|是什么意思|啥意思|怎么猜|怎么算分|是什么$|是啥$")
 _QUESTION = re.compile(r"[吗么嘛呢?]$|怎么|什么|是啥|好玩|难不难|规则")
 
 
@@ -178,6 +182,8 @@ def _outside(said: str, mentions: list[_Mention]) -> Route:
             return Route("start", m.game_id, why="a game named with a play cue")
     if mentions and not _QUESTION.search(said):
         return Route("start", mentions[0].game_id, why="a game named")
+    if mentions and _RULES.search(said):
+        return Route("describe", mentions[0].game_id, why="how a game is played")
     if mentions:
         return Route("model", why="a question about a game")
     if is_end_request(said):
@@ -282,6 +288,14 @@ def _by_meaning(core: str, games: Sequence[Declaration]) -> str:
     top = max(best.values(), default=0)
     winners = [gid for gid, score in best.items() if score == top]
     return winners[0] if top > 0 and len(winners) == 1 else ""
+
+
+def describe_text(game: Declaration) -> str:
+    """How a game is played, from its own ``description``, and how to start it."""
+    about = (game.description or game.summary).strip()
+    if about and about[-1] not in "。！？!?":
+        about += "。"
+    return f"{game.name}是这样玩的：{about}想玩的话，说“玩{game.name}”就行。"
 
 
 def which_text(games: Sequence[Declaration]) -> str:

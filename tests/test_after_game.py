@@ -173,7 +173,7 @@ async def test_leaving_the_pick_to_the_host_starts_a_game_it_picks(offline_games
         await agent.on_user("随便，你挑一个")
         assert agent.current is not None
     assert main.requests == []
-    assert [r["how"] for r in records.of("after_game_start")] == ["start"]
+    assert [r["how"] for r in records.of("after_game_start")] == ["random"]
 
 
 async def test_a_bare_number_with_no_game_offers_the_number_game_and_yes_starts_it(offline_games, main) -> None:

@@ -262,6 +262,7 @@ class MainAgent:
         """Rounds after a game, vague picks, a bare 开始 or number: decided in code."""
         games = self.registry.games
         finished = self.game.finished
+        how = decision.kind
         if decision.kind == "repeat":
             words = "".join(finished.words) if finished is not None else ""
             await self._say(words or NOTHING_TO_REPEAT)
@@ -279,7 +280,7 @@ class MainAgent:
             await self._say(which_text(games))
             self._listed = True
             return
-        self.trace.record("after_game_start", game=client.info.id, how=decision.kind)
+        self.trace.record("after_game_start", game=client.info.id, how=how, why=decision.why)
         await self.start_game(client, text)
 
     async def _ask_model(self, text: str, named: str, *, may_start: bool) -> None:

@@ -15,7 +15,7 @@ from agentcade.core.settings import Budgets
 from agentcade.core.skill import Skill
 from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir
-from agentcade.main.agent import DANGER_GAME_TAIL, NUMBER_OFFER, WAIT_TEXT
+from agentcade.main.agent import DANGER_GAME_TAIL, DANGER_HEARD, NUMBER_OFFER, WAIT_TEXT
 from agentcade.main.chat import friendly, made_up
 from agentcade.main.router import After, describe_text, route, which_text
 from agentcade.testing.fake_openai import FakeOpenAI, Reply, serve_fake_openai
@@ -305,4 +305,19 @@ async def test_how_a_named_game_is_played_is_answered_from_its_description_and_y
         await agent.on_user("好呀")
         assert agent.current is not None
         assert agent.current.info.id == "turtle_soup"
+    assert main.requests == []
+
+
+@pytest.mark.parametrize("playing", [False, True])
+async def test_a_yes_to_the_caring_answer_is_heard_by_the_host_not_the_model_or_game(
+    offline_games, main, playing: bool
+) -> None:
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), main_model(main), heard=heard) as (agent, records):
+        if playing:
+            await agent.on_user("玩猜数字")
+        await agent.on_user("我想玩火")
+        await agent.on_user("好的")
+        assert heard.speech[-1] == DANGER_HEARD
+        assert sent(records) == (["start"] if playing else [])
     assert main.requests == []

@@ -14,11 +14,12 @@ without the model; only the rest (chat, unclear lines outside a game) goes to th
 
 Before any routing, a child's dangerous statement ("我想把手指伸进插座里试试",
 ``agentcade.core.danger``) gets its caring answer, traced ``danger``; the game does not
-hear the line, so it goes on as it was. Outside a game, the router is told what just
-happened (``After``: the game that ended last, whether its last words offered another
-round, whether the host's last answer listed the games or offered one): "再来一局" restarts
-the game, "再说一遍" repeats its last words, "随便你挑" starts one picked here at random,
-all without the model (issue 40).
+hear the line, so it goes on as it was; a bare "好的" right after it (the answer asks
+"好吗？") is the host's to answer (``DANGER_HEARD``), not the game's or the model's.
+Outside a game, the router is told what just happened (``After``: the game that ended
+last, whether its last words offered another round, whether the host's last answer listed
+the games or offered one): "再来一局" restarts the game, "再说一遍" repeats its last words,
+"随便你挑" starts one picked here at random, all without the model (issue 40).
 
 What stays here: the tools carried out (``send_message`` forwards the user's words
 **verbatim**, never the model's paraphrase), what code says when the model fails (a line
@@ -45,6 +46,7 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core.danger import danger
+from agentcade.core.judge import normalize
 from agentcade.core.protocol import GameReply
 from agentcade.core.settings import Budgets
 from agentcade.core.speech import MAX_INPUT, clip_input
@@ -108,6 +110,9 @@ DANGER_GAME_TAIL = "我们接着玩吧。"
 NUMBER_OFFER = "现在没有在玩游戏。想玩{name}吗？说“好”就开始。"
 NUMBER_AGAIN = "这一局{name}已经结束了。要再来一局吗？说“好”就开始。"
 NOTHING_TO_REPEAT = "刚才的游戏已经结束了。想再玩的话，说“再来一局”就行。"
+DANGER_HEARD = "真棒，记住啦！"
+"""The answer to a bare yes right after a caring answer ("好吗？" — "好的")."""
+_OK = re.compile(r"^(?:嗯+|好|好的|好吧|好呀|好啊|行|知道了|我知道了|知道啦|记住了|记住啦|我记住了|明白了|懂了|ok|对)[啦了呀啊哦的]*$")
 _OFFERS = re.compile(r"(?:要不要|想不想|还要|还想|再来|再玩)[^。！？!?]{0,10}[？?]")
 """A game's last words that offer another round ("要不要再来一局？")."""
 
@@ -139,6 +144,8 @@ class MainAgent:
         """The host's last answer listed the games."""
         self._host_offer = ""
         """The game the host's last answer offered ("想玩猜数字吗？")."""
+        self._cared = False
+        """The host's last answer was a caring answer to danger (it asks "好吗？")."""
         budgets = budgets or Budgets()
         self.chat = MainChat(registry, model, nursery, say_wait=self._say_wait, trace=trace, budgets=budgets)
         self.game = GameConversation(
@@ -193,10 +200,16 @@ class MainAgent:
             self._waited = False
             playing = self.game.playing
             after = self._after()
+            cared, self._cared = self._cared, False
             hit = danger(text)
             if hit is not None:  # before any model, in or out of a game; the game never hears it
                 self.trace.record("danger", topic=hit.topic, clause=hit.clause, game=playing)
                 await self._say(hit.answer + (DANGER_GAME_TAIL if playing else ""))
+                self._cared = True
+                return
+            if cared and _OK.match(normalize(text)):  # "好吗？" — "好的": for the host, not the game
+                self.trace.record("main_route", route="danger_heard", game=playing, why="yes to the caring answer")
+                await self._say(DANGER_HEARD)
                 return
             games = self.registry.games
             if len(text) <= _ROUTE_INLINE:

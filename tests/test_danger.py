@@ -7,10 +7,13 @@ a parent's advice) and must stay quiet: the game hears them, not a safety lectur
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentcade.core import guard
 from agentcade.core.danger import DANGER_ANSWERS, danger
+from tests import labelled
 
 DANGEROUS = {
     "我想把手指伸进插座里试试": "electricity",
@@ -92,3 +95,18 @@ def test_every_topic_has_a_labelled_line() -> None:
 def test_every_answer_passes_the_speech_guard(topic: str) -> None:
     """The caring answer is advice, not a request: the host's own guard lets it through."""
     assert guard.screen(DANGER_ANSWERS[topic], host=True) is None
+
+
+def test_no_line_of_the_labelled_game_sets_is_taken_for_danger() -> None:
+    """The lines families say in the games (guesses, 海龟汤 questions, hints, chat, switches:
+    every labelled set in tests/data) never get a safety answer instead of the game's."""
+    data = Path(__file__).parent / "data"
+    lines = {
+        field
+        for path in sorted(data.glob("*.tsv"))
+        for _, fields in labelled.rows(path)
+        for field in fields
+        if any("\u4e00" <= ch <= "\u9fff" for ch in field)
+    }
+    assert len(lines) >= 1500
+    assert [(line, found.topic) for line in sorted(lines) if (found := danger(line))] == []

@@ -12,6 +12,15 @@ without the model; only the rest (chat, unclear lines outside a game) goes to th
   ``start_game(game_id)``, ``end_game``, ``send_message(text)`` —, its prompt and the
   history. A game tool ends the user's turn: what the game says is the answer.
 
+Before any routing, a child's dangerous statement ("我想把手指伸进插座里试试",
+``agentcade.core.danger``) gets its caring answer, traced ``danger``; the game does not
+hear the line, so it goes on as it was; a bare "好的" right after it (the answer asks
+"好吗？") is the host's to answer (``DANGER_HEARD``), not the game's or the model's.
+Outside a game, the router is told what just happened (``After``: the game that ended
+last, whether its last words offered another round, whether the host's last answer listed
+the games or offered one): "再来一局" restarts the game, "再说一遍" repeats its last words,
+"随便你挑" starts one picked here at random, all without the model (issue 40).
+
 What stays here: the tools carried out (``send_message`` forwards the user's words
 **verbatim**, never the model's paraphrase), what code says when the model fails (a line
 that names a game starts it, the rest hears ``MODEL_DOWN``), barge-in, the host's own words
@@ -29,11 +38,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
+import re
 import uuid
 from typing import Any, Literal
 
 import trio
 
+from agentcade.core.danger import danger
+from agentcade.core.judge import normalize
 from agentcade.core.protocol import GameReply
 from agentcade.core.settings import Budgets
 from agentcade.core.speech import MAX_INPUT, clip_input
@@ -62,7 +75,7 @@ from agentcade.main.conversation import (
 )
 from agentcade.main.output import OutputQueue
 from agentcade.main.registry import GameRegistry
-from agentcade.main.router import Route, games_text, route
+from agentcade.main.router import After, Route, describe_text, games_text, route, which_text
 
 __all__ = [
     "BUSY_TEXT",
@@ -92,6 +105,16 @@ RESET_GRACE = 1.0
 """Seconds ``shutdown`` then gives the robot's reset to play."""
 _ROUTE_INLINE = 40
 """Lines up to this long are routed inline; longer ones in a worker thread."""
+DANGER_GAME_TAIL = "我们接着玩吧。"
+"""Said after the caring answer when a game runs: it goes on as it was."""
+NUMBER_OFFER = "现在没有在玩游戏。想玩{name}吗？说“好”就开始。"
+NUMBER_AGAIN = "这一局{name}已经结束了。要再来一局吗？说“好”就开始。"
+NOTHING_TO_REPEAT = "刚才的游戏已经结束了。想再玩的话，说“再来一局”就行。"
+DANGER_HEARD = "真棒，记住啦！"
+"""The answer to a bare yes right after a caring answer ("好吗？" — "好的")."""
+_OK = re.compile(r"^(?:嗯+|好|好的|好吧|好呀|好啊|行|知道了|我知道了|知道啦|记住了|记住啦|我记住了|明白了|懂了|ok|对)[啦了呀啊哦的]*$")
+_OFFERS = re.compile(r"(?:要不要|想不想|还要|还想|再来|再玩)[^。！？!?]{0,10}[？?]")
+"""A game's last words that offer another round ("要不要再来一局？")."""
 
 
 class MainAgent:
@@ -106,6 +129,7 @@ class MainAgent:
         *,
         trace: Trace = NULL_TRACE,
         budgets: Budgets | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.registry = registry
         self.output = output
@@ -113,6 +137,15 @@ class MainAgent:
         self.shutdown_grace = SHUTDOWN_GRACE
         """How long ``shutdown`` waits for the goodbye (SIGTERM makes it short)."""
         self._waited = False
+        self._rng = rng or random.Random()
+        self._seen_serial = 0
+        """``GameConversation.finished.serial`` when the last line came: a newer one ended since."""
+        self._listed = False
+        """The host's last answer listed the games."""
+        self._host_offer = ""
+        """The game the host's last answer offered ("想玩猜数字吗？")."""
+        self._cared = False
+        """The host's last answer was a caring answer to danger (it asks "好吗？")."""
         budgets = budgets or Budgets()
         self.chat = MainChat(registry, model, nursery, say_wait=self._say_wait, trace=trace, budgets=budgets)
         self.game = GameConversation(
@@ -166,19 +199,53 @@ class MainAgent:
             self.history.append({"role": "user", "content": text})
             self._waited = False
             playing = self.game.playing
+            after = self._after()
+            cared, self._cared = self._cared, False
+            hit = danger(text)
+            if hit is not None:  # before any model, in or out of a game; the game never hears it
+                self.trace.record("danger", topic=hit.topic, clause=hit.clause, game=playing)
+                await self._say(hit.answer + (DANGER_GAME_TAIL if playing else ""))
+                self._cared = True
+                return
+            if cared and _OK.match(normalize(text)):  # "好吗？" — "好的": for the host, not the game
+                self.trace.record("main_route", route="danger_heard", game=playing, why="yes to the caring answer")
+                await self._say(DANGER_HEARD)
+                return
             games = self.registry.games
             if len(text) <= _ROUTE_INLINE:
-                decision = route(text, games, playing)
+                decision = route(text, games, playing, after)
             else:  # pure, but CPU-bound: the event loop keeps serving meanwhile
-                decision = await trio.to_thread.run_sync(route, text, games, playing)
+                decision = await trio.to_thread.run_sync(route, text, games, playing, after)
             self.trace.record("main_route", route=decision.kind, game=decision.game_id, why=decision.why)
             if decision.kind == "model":
                 await self._ask_model(text, decision.named, may_start=bool(decision.named) or decision.asks_game)
             else:
                 await self._act(decision, text)
 
+    def _after(self) -> After:
+        """What happened just before this line (``router.After``); read once per line."""
+        finished = self.game.finished
+        fresh = finished is not None and finished.serial != self._seen_serial
+        self._seen_serial = finished.serial if finished is not None else 0
+        listed, offered_game = self._listed, self._host_offer
+        self._listed, self._host_offer = False, ""
+        if finished is None:
+            return After(listed=listed, offered_game=offered_game)
+        last = "".join(finished.words[-1:])
+        return After(
+            game_id=finished.client.info.id, fresh=fresh, offered="again" if _OFFERS.search(last) else None,
+            listed=listed, offered_game=offered_game,
+        )
+
     async def _act(self, decision: Route, text: str) -> None:
         """Carry out a decision made in code."""
+        if decision.kind in ("restart", "repeat", "random", "which", "number"):
+            await self._after_game(decision, text)
+            return
+        if decision.kind == "describe" and (described := self.registry.get(decision.game_id)) is not None:
+            await self._say(describe_text(described.info))
+            self._host_offer = described.info.id
+            return
         if decision.kind == "start":
             client = self.registry.get(decision.game_id)
             if client is not None:
@@ -202,6 +269,32 @@ class MainAgent:
             await self._say(NO_GAME)
             return
         await self._say(games_text(self.registry.games))
+        self._listed = True
+
+    async def _after_game(self, decision: Route, text: str) -> None:
+        """Rounds after a game, vague picks, a bare 开始 or number: decided in code."""
+        games = self.registry.games
+        finished = self.game.finished
+        how = decision.kind
+        if decision.kind == "repeat":
+            words = "".join(finished.words) if finished is not None else ""
+            await self._say(words or NOTHING_TO_REPEAT)
+            return
+        if decision.kind == "random" and games:
+            others = [g for g in games if finished is None or g.id != finished.client.info.id] or games
+            decision = Route("start", self._rng.choice(others).id, why="picked at random")
+        client = self.registry.get(decision.game_id) if decision.game_id else None
+        if decision.kind == "number" and client is not None:
+            again = finished is not None and finished.client.info.id == client.info.id
+            await self._say((NUMBER_AGAIN if again else NUMBER_OFFER).format(name=client.info.name))
+            self._host_offer = client.info.id
+            return
+        if client is None or decision.kind in ("which", "number"):
+            await self._say(which_text(games))
+            self._listed = True
+            return
+        self.trace.record("after_game_start", game=client.info.id, how=how, why=decision.why)
+        await self.start_game(client, text)
 
     async def _ask_model(self, text: str, named: str, *, may_start: bool) -> None:
         """The model's turn (``MainChat.ask``) for what code could not tell; code takes

@@ -10,8 +10,12 @@ what the game says is the answer.
   taken as failed and ``ask`` says so (the main agent's code takes over).
 * Patience: when the model has not answered ``budgets.patience`` seconds into a call,
   "稍等" is said once (the owner's ``say_wait``).
-* A chat line is spoken as ``model_words`` leaves it; nothing speakable, or no answer within
-  ``MAX_STEPS`` steps, gets code's friendly line (``friendly``).
+* A chat line is spoken as ``model_words`` leaves it, less every sentence that claims what
+  only code does (``made_up``: a game started, restarted, drawn, a question moved on, a
+  verdict or an answer; a weak model said "好的，开始游戏。" with nothing started, traced
+  ``claim_dropped``); nothing speakable left, or no answer within ``MAX_STEPS`` steps, gets
+  code's line: which game, when the line asked for one (``which_text``), else the
+  friendly line (``friendly``).
 
 History keeps game replies with role ``game_agent``; for the model they are the result of
 the tool call that caused them (a ``tool`` message ``{"game_said": [...]}``), never an
@@ -38,11 +42,13 @@ from agentcade.core.ending import is_end_request
 from agentcade.core.judge import normalize
 from agentcade.core.lifecycle.current_game import CurrentState
 from agentcade.core.settings import Budgets
-from agentcade.core.speech import model_words, speakable
+from agentcade.core.speech import model_words, speakable, split_sentences
 from agentcade.core.trace import NULL_TRACE, Trace
+from agentcade.game.skill_agent import claims_progress, has_verdict
 from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
 from agentcade.main.conversation import Current
 from agentcade.main.registry import GameRegistry
+from agentcade.main.router import which_text
 
 __all__ = [
     "CHAT_FRIENDLY",
@@ -52,6 +58,7 @@ __all__ = [
     "MainChat",
     "OfflineMainModel",
     "friendly",
+    "made_up",
 ]
 
 CHAT_FRIENDLY = "嘿嘿，我在呢！我最拿手的是陪你玩游戏，想玩的话说“玩”加上游戏名就行。"
@@ -182,10 +189,10 @@ class MainChat:
                 self.trace.record("model_error", error=str(exc))
                 return False
             if not answer.tool_calls or not tools:
-                said = _speakable(answer.text)
+                said = self._honest(_speakable(answer.text))
                 if not said:
                     self.trace.record("chat_fallback", reason="nothing speakable", text=answer.text[:200])
-                await say(said or friendly(text))
+                await say(said or (which_text(self.registry.games) if may_start else friendly(text)))
                 return True
             call = answer.tool_calls[0]
             self.trace.record("main_tool_call", tool=call.name, arguments=call.arguments)
@@ -223,6 +230,16 @@ class MainChat:
         finally:
             waiting.cancel()
         raise ModelError(f"no answer within the line budget of {self.budgets.line:g} s")
+
+    def _honest(self, said: str) -> str:
+        """``said`` less its sentences that claim what only code does (``made_up``)."""
+        kept = []
+        for sentence in split_sentences(said):
+            if made_up(sentence):
+                self.trace.record("claim_dropped", text=sentence.strip())
+            else:
+                kept.append(sentence)
+        return "".join(kept).strip()
 
     # -- history -------------------------------------------------------------------
 
@@ -288,6 +305,21 @@ class MainChat:
             elif role in ("user", "assistant"):
                 out.append({"role": role, "content": item["content"]})
         return out
+
+
+_HOST_CLAIMS = re.compile(
+    r"开始(?:了|啦|咯|喽|游戏|玩|画|猜|出题|第)|游戏开始|(?:好|好的|那)[，,]?(?:我们)?开始|(?:我|我们)?(?:现在)?开始吧"
+    r"|我(?:来)?画(?:了|好|完|一个|一只)|我(?:已经)?(?:想|想好|选|选好)了?(?:一个)?(?:数|谜语|故事|动物|汤)"
+    r"|想好了|重新(?:开始|来|想|出|画)|再来一(?:局|个|题|次|道)|(?:继续|接着)(?:玩|猜|画|问)"
+    r"|下一(?:题|个|道|局|幅|轮)|你(?:赢|输)了|我想的(?:数|是)|(?:^|[，,。！!])(?:太|有点)?(?:大了|小了|是|不是|不重要)[，,。！!]"
+)
+"""What the host's own chat must never claim: a game started, restarted, drawn, moved on,
+judged or answered — code does those, and says so in its own words (issue 40)."""
+
+
+def made_up(sentence: str) -> bool:
+    """Whether a sentence of the model's chat claims what only code does."""
+    return has_verdict(sentence) or bool(claims_progress(sentence)) or bool(_HOST_CLAIMS.search(sentence))
 
 
 def friendly(text: str) -> str:

@@ -29,6 +29,10 @@ game, what the line asks) and this module *how*.
   the conversation carries on; a failed ``start``/``end`` clears the game, a failed
   ``message`` keeps it.
 
+* After a game: when it is cleared, ``finished`` keeps which game it was and the words of
+  its last request (its goodbye, its summary) until another game is cleared: the main
+  agent restarts it on "再来一局" and repeats them on "再说一遍" (issue 40).
+
 What was asked of a game and what it answered are remembered by the owner (the main agent's
 history): ``note(tool, arguments)`` when the family's line becomes a request (as the main
 agent's tool call), and ``remember(text, game)`` gives what to run once a reply was played.
@@ -65,6 +69,7 @@ __all__ = [
     "REMOTE_SLOW",
     "SWITCH_GRACE",
     "Current",
+    "Finished",
     "GameConversation",
 ]
 
@@ -89,6 +94,16 @@ SWITCH_GRACE = 5.0
 """Seconds a game being replaced by another may take to answer its ``end``."""
 
 
+@dataclass(frozen=True)
+class Finished:
+    """The game cleared last: its client, the words of its last request, and a serial that
+    tells one clearing from the next."""
+
+    client: GameClient
+    words: tuple[str, ...]
+    serial: int
+
+
 @dataclass(eq=False)
 class Current:
     """The current game: its lifecycle (``agentcade.core.lifecycle.current_game``) and the
@@ -100,6 +115,8 @@ class Current:
     life: CurrentGame = field(default_factory=CurrentGame)
     ended: trio.Event = field(default_factory=trio.Event)
     """The ``end`` request is over (all its replies queued, or it failed)."""
+    words: list[str] = field(default_factory=list)
+    """What the game said to its last request (``Finished.words``)."""
 
     @property
     def info(self) -> GameInfo:
@@ -155,6 +172,8 @@ class GameConversation:
         self.trace = trace
         self.budgets = budgets or Budgets()
         self.current: Current | None = None
+        self.finished: Finished | None = None
+        """The game cleared last (see the module docstring)."""
         self._nursery = nursery
         self._say = say
         self._say_wait = say_wait
@@ -260,6 +279,7 @@ class GameConversation:
         scope = trio.CancelScope()
         if game_input.kind != "end":  # end fed END
             current.life.handle(CurrentEvent.SEND)
+        current.words = []
         current.inflight[key] = scope
         self._idle = trio.Event()
         self.trace.record(
@@ -332,6 +352,8 @@ class GameConversation:
                         if is_final:
                             settled()
                         if not quiet:
+                            if reply.text.strip():
+                                current.words.append(reply.text.strip())
                             self.output.put_nowait(
                                 reply,
                                 game=current.info,
@@ -402,6 +424,8 @@ class GameConversation:
         if current.state is CurrentState.OVER:
             return
         current.life.handle(CurrentEvent.CLEAR)
+        serial = self.finished.serial + 1 if self.finished is not None else 1
+        self.finished = Finished(current.client, tuple(current.words), serial)
         if self.current is current:
             self.current = None
             self.trace.record("game_cleared", game=current.info.id)

@@ -15,6 +15,18 @@ a line that is nothing but that name; misheard names (pinyin-tolerant, through
 ``agentcade.core.judge.is_match``) count only for names of three or more characters, and the
 current game's own name never switches (海龟汤's questions may well mention 海龟汤).
 
+After a game (issue 40). Outside a game ``route`` is told what just happened
+(``After``): the game that ended last and what its last words offered, and whether the
+host's last answer listed the games. Then "再来一局", "再来一个", "下一个", "再玩一次"
+restart the last game and "再说一遍" repeats its last words (``round_request``, the same
+phrases a game hears); a bare "好"/"要" restarts it only when its last words offered
+another round. A vague pick is resolved in code: "最后那个" and "第二个" right after the
+list (the order it was said in), "随便你挑" a random game (the main agent picks), "刚才那个
+画画的" / "那玩画画那个" the game whose name, aliases or description hold the words (one
+game only, else the model decides). A bare "开始" names no game: the family is asked which.
+A bare number ("十") with no game running offers the game that takes numbers (its
+vocabulary) instead of a model's ramble.
+
 Pure: no I/O, no trio. ``route`` is the whole decision; ``MainAgent`` acts on it.
 """
 
@@ -27,18 +39,43 @@ from functools import lru_cache
 from typing import Literal
 
 from agentcade.core.ending import is_end_request
-from agentcade.core.judge import is_match, normalize
+from agentcade.core.judge import RoundRequest, is_match, normalize, parse_number, round_request
 from agentcade.core.skill import Declaration
 
-__all__ = ["Route", "RouteKind", "find_named", "games_text", "greeting", "route"]
+__all__ = [
+    "After", "Route", "RouteKind", "describe_text", "find_named", "games_text", "greeting", "route", "which_text",
+]
 
-RouteKind = Literal["start", "end", "change", "list", "forward", "no_game", "model"]
+RouteKind = Literal[
+    "start", "end", "change", "list", "forward", "no_game", "model", "restart", "repeat", "random", "which",
+    "number", "describe",
+]
 """What the main agent does with a line.
 
 ``start`` a game (ending the running one first), ``end`` the running game, ``change``:
 end it and ask which game next, ``list`` the games, ``forward`` the line to the running
-game, ``no_game``: say there is no game to end, ``model``: ask the model.
+game, ``no_game``: say there is no game to end, ``model``: ask the model. After a game:
+``restart`` the game that ended, ``repeat`` its last words; ``random``: start a game the
+main agent picks; ``which``: ask which game (``which_text``); ``number``: a bare number
+with no game running (``game_id``: the game that takes numbers, if one does);
+``describe``: how a named game is played, asked outside it (its ``description``).
 """
+
+
+@dataclass(frozen=True)
+class After:
+    """What happened just before the line, outside a game (the main agent keeps it)."""
+
+    game_id: str = ""
+    """The game that ended last (until another one starts), or ""."""
+    fresh: bool = False
+    """It ended during the previous line: "再说一遍" and a bare "好" are about it."""
+    offered: RoundRequest | None = None
+    """Its last words offered another round ("要不要再来一局？")."""
+    listed: bool = False
+    """The host's previous answer listed the games ("最后那个" picks from that list)."""
+    offered_game: str = ""
+    """The host itself offered this game in its previous answer ("想玩猜数字吗？")."""
 
 
 @dataclass(frozen=True)
@@ -94,16 +131,23 @@ _PLAY_SOMETHING = re.compile(
     r"(?:吧|呀|啊|呗)?$|^(?:我们|咱们)?来(?:玩)?(?:个|一个)?游戏(?:吧|呀|啊)?$"
 )
 _ASKS_GAME = re.compile(r"游戏|玩")
+_RULES = re.compile(r"怎么玩|怎样玩|如何玩|规则|玩法|是什么游戏|是啥游戏|是什么意思|啥意思|怎么猜|怎么算分|是什么$|是啥$")
 _QUESTION = re.compile(r"[吗么嘛呢?]$|怎么|什么|是啥|好玩|难不难|规则")
 
 
-def route(text: str, games: Sequence[Declaration], current: str | None) -> Route:
-    """Decide what the line ``text`` asks for; ``current`` is the running game's id."""
+def route(text: str, games: Sequence[Declaration], current: str | None, after: After | None = None) -> Route:
+    """Decide what the line ``text`` asks for; ``current`` is the running game's id;
+    ``after``: what happened just before, outside a game."""
     said = normalize(text)
     if not said:
         return Route("forward" if current else "model", why="nothing to route")
     mentions = _mentions(said, games)
-    decided = _in_game(said, mentions, current) if current is not None else _outside(said, mentions)
+    if current is not None:
+        decided = _in_game(said, mentions, current)
+    else:
+        decided = _outside(said, mentions)
+        if decided.kind in ("model", "list"):
+            decided = _after(said, games, after or After()) or decided
     return replace(
         decided,
         named=mentions[0].game_id if mentions else "",
@@ -138,6 +182,8 @@ def _outside(said: str, mentions: list[_Mention]) -> Route:
             return Route("start", m.game_id, why="a game named with a play cue")
     if mentions and not _QUESTION.search(said):
         return Route("start", mentions[0].game_id, why="a game named")
+    if mentions and _RULES.search(said):
+        return Route("describe", mentions[0].game_id, why="how a game is played")
     if mentions:
         return Route("model", why="a question about a game")
     if is_end_request(said):
@@ -145,6 +191,119 @@ def _outside(said: str, mentions: list[_Mention]) -> Route:
     if _LIST.search(said) or _PLAY_SOMETHING.match(said) or _CHANGE.search(said) or said.endswith("玩个游戏吧"):
         return Route("list", why="asks what games there are")
     return Route("model", why="chat")
+
+
+# -- after a game, vague picks ---------------------------------------------------------
+
+_ANOTHER = re.compile(r"换|另")
+_START_ONLY = re.compile(r"^(?:那|那就|好|好的|快|快点)?(?:我们|咱们)?(?:开始|开始游戏|开始玩|快开始)(?:吧|啊|呀|呗|了|嘛|喽)*$")
+_BARE_YES = re.compile(
+    r"^(?:嗯|好|好的|好啊|好呀|行|可以|要|要的|来吧|来|玩|想|想玩|当然|ok|yes)(?:吧|啊|呀|呗|嘛|哦|啦|的)*$"
+)
+_NUMBER_ONLY = re.compile(r"^(?:我猜|猜|是)?[零一二两三四五六七八九十百\d]{1,4}(?:吧|吗|啊|呀|呢)?$")
+_POSITION = re.compile(
+    r"^(?:那|那就|就|嗯|我|我们)*(?:想|要)?(?:玩|选|来)?(?:(?P<last>最后|最后面|最后一)|第(?P<nth>[一二三四五六七八九\d])|"
+    r"(?P<first>最前面|最开始|开头))(?:个|一个|那个|的那个|那一个)(?:游戏)?(?:吧|呀|啊|呗|好了|了)*$"
+)
+_RANDOM_WORDS = (
+    "随便", "随意", "都行", "都可以", "都好", "无所谓", "你挑", "你选", "你定", "你来挑", "你来选", "你来定",
+    "你决定", "你说了算", "帮我挑", "帮我选", "哪个都行", "哪个都可以",
+)  # fmt: skip
+_REFERENCE = re.compile(
+    r"^(?:那|那就|就|嗯|我|我们|还|还是|再)*(?:想|要|想要)?(?:再)?(?:玩|来|选|来玩)?(?:一下|个|一个)?"
+    r"(?P<back>刚才|刚刚|上次|之前|前面|上一个)?(?:玩的|说的)?(?P<that>那个|那一个|那)?(?P<core>.{0,6}?)"
+    r"(?P<tail>的那个|那个|的)?(?:游戏)?(?:吧|呀|啊|呗|好了|了)*$"
+)
+_REFERENCE_CUE = re.compile(r"玩|来|选|刚才|刚刚|上次|之前|上一个")
+
+
+def _after(said: str, games: Sequence[Declaration], after: After) -> Route | None:
+    """A line outside a game read against what just happened (see the module docstring)."""
+    ids = [g.id for g in games]
+    recent = after.game_id if after.game_id in ids else ""
+    if after.offered_game in ids and _BARE_YES.match(said):
+        return Route("start", after.offered_game, why="yes to the host's offer")
+    if recent:
+        request = round_request(said, offered=after.offered if after.fresh else None)
+        if request == "repeat":
+            if after.fresh:
+                return Route("repeat", recent, why="repeat the last game's last words")
+        elif request is not None and not (request == "next" and _ANOTHER.search(said)):
+            return Route("restart", recent, why=f"{request} after the game ended")
+        elif request is not None:
+            return Route("which", why="another one after the game ended")
+    elif round_request(said) in ("next", "again"):
+        return Route("which", why="another round with no game played")
+    if _START_ONLY.match(said):
+        return Route("which", why="start with no game named")
+    if after.listed and _BARE_YES.match(said):
+        return Route("which", why="yes to the list")
+    picked = _pick(said, games, after, recent)
+    if picked is not None:
+        return picked
+    if _NUMBER_ONLY.match(said) and parse_number(said) is not None:
+        takes = [g.id for g in games if any(parse_number(v) is not None for v in g.vocabulary)]
+        return Route("number", takes[0] if len(takes) == 1 else "", why="a bare number with no game")
+    return None
+
+
+def _pick(said: str, games: Sequence[Declaration], after: After, recent: str) -> Route | None:
+    """A vague pick: by position in the list, at random, or by what the game is about."""
+    if after.listed and (position := _POSITION.match(said)) and games:
+        if position["last"]:
+            return Route("start", games[-1].id, why="the last game listed")
+        if position["first"]:
+            return Route("start", games[0].id, why="the first game listed")
+        index = parse_number(position["nth"])
+        if index is not None and 1 <= index <= len(games):
+            return Route("start", games[index - 1].id, why="a game by its place in the list")
+    if len(said) <= 12 and any(w in said for w in _RANDOM_WORDS) and (after.listed or _ASKS_GAME.search(said)):
+        return Route("random", why="the family leaves the pick to the host")
+    reference = _REFERENCE.match(said)
+    if reference is None or not (reference["that"] or reference["tail"] or reference["back"]):
+        return None
+    if not (after.listed or _REFERENCE_CUE.search(said)):
+        return None
+    core = reference["core"]
+    if not core:
+        if reference["back"] and recent:
+            return Route("start", recent, why="the game played before")
+        return None
+    found = _by_meaning(core, games)
+    return Route("start", found, why="a game by what it is about") if found else None
+
+
+def _by_meaning(core: str, games: Sequence[Declaration]) -> str:
+    """The one game whose name or aliases hold ``core`` (or are held by it), else whose
+    description holds most of its two-character pieces; "" when none or a tie."""
+    best: dict[str, int] = {}
+    for g in games:
+        names = [k for k in (_key(n) for n in (g.name, *g.aliases)) if k]
+        if any(core in k or k in core for k in names):
+            best[g.id] = 100
+            continue
+        about = normalize(g.description or g.summary)
+        pieces = {core[i : i + 2] for i in range(len(core) - 1)} if len(core) > 1 else set()
+        best[g.id] = sum(p in about for p in pieces)
+    top = max(best.values(), default=0)
+    winners = [gid for gid, score in best.items() if score == top]
+    return winners[0] if top > 0 and len(winners) == 1 else ""
+
+
+def describe_text(game: Declaration) -> str:
+    """How a game is played, from its own ``description``, and how to start it."""
+    about = (game.description or game.summary).strip()
+    if about and about[-1] not in "。！？!?":
+        about += "。"
+    return f"{game.name}是这样玩的：{about}想玩的话，说“玩{game.name}”就行。"
+
+
+def which_text(games: Sequence[Declaration]) -> str:
+    """The short question when the family wants a game but named none."""
+    if not games:
+        return "现在还没有可以玩的游戏。"
+    names = "、".join(g.name for g in games)
+    return f"好呀，想玩哪个游戏？我会玩{names}，说游戏名就行。"
 
 
 def _cued(before: str) -> bool:

@@ -240,10 +240,15 @@ async def _one(
                         if events is not None:
                             events.append(("onset", gain, len(pcm) // 2))
                         device.audio.microphone.feed(pcm + bytes(32000))
-                    await device.audio.wait_done(clip)
-                    if len(barged) > before and clip.outcome == "aborted" and clip.ended is not None:
+                    # The reply is said in pieces (its first clause alone): the one sounding
+                    # when the child spoke is the one stopped.
+                    mine = device.audio.clips[clips:]
+                    for piece in mine:
+                        await device.audio.wait_done(piece)
+                    cut = [p for p in mine if p.outcome == "aborted" and p.ended is not None]
+                    if len(barged) > before and cut:
                         stopped += 1
-                        latencies.append((clip.ended - onset) * speed * 1000)
+                        latencies.append((cut[0].ended - onset) * speed * 1000)
                     with trio.move_on_after(10):
                         while len(ears.seconds) <= heard_before:  # noqa: ASYNC110 - a poll
                             await trio.sleep(0.05)

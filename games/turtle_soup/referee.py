@@ -51,12 +51,12 @@ __all__ = [
     "VERDICT_SCHEMA",
     "Verdict",
     "covers_key_points",
-    "states_the_truth",
-    "supports_yes",
     "judge_messages",
     "offline_verdict",
     "parse_verdict",
     "says_anything",
+    "states_the_truth",
+    "supports_yes",
 ]
 
 Kind = Literal["question", "solution"]
@@ -262,7 +262,7 @@ def supports_yes(puzzle: Puzzle, text: str) -> bool:
     heard = _characters(said)
     surface = _characters(puzzle.surface)
     story = _characters(puzzle.bottom + "".join(puzzle.key_points))
-    return bool(heard & (story - surface)) or bool(heard) and heard <= story | surface
+    return bool(heard & (story - surface)) or (bool(heard) and heard <= story | surface)
 
 
 def _characters(text: str) -> set[str]:

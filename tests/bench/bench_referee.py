@@ -75,7 +75,9 @@ def code_alone(cases: list[Ruling]) -> None:
     print("code alone:")
     print(f"  full stories solved in code, no model: {in_code}/{len(solved)}"
           f" (other lines solved in code: {false_solved})")  # fmt: skip
-    print(f"  chat lines never ruled (small talk): {sum(small_talk(c.line) for c in chat)}/{len(chat)}")
+    print(
+        f"  chat lines never ruled (small talk): {sum(small_talk(c.line) for c in chat)}/{len(chat)}"
+    )
     print(f"  a model's 是 to a false lead turned into 不重要: {blocked}/{len(leads)}")
     print(f"  a model's 是 to a true question kept: {kept}/{len(yes)}")
 
@@ -128,9 +130,13 @@ async def with_model(cases: list[Ruling], chat: bool) -> None:
         by_kind[kind].append(ok)
         seconds[kind].append(took)
         if not ok:
-            wrong.append(f"  {case.puzzle}: {case.line!r} -> {heard} (right: {','.join(sorted(case.right))})")
+            wrong.append(
+                f"  {case.puzzle}: {case.line!r} -> {heard} (right: {','.join(sorted(case.right))})"
+            )
     total = [ok for oks in right.values() for ok in oks]
-    print(f"with the model ({llm.model}): {sum(total)}/{len(total)} right ({sum(total) / len(total):.0%}; goal >= 90%)")
+    print(
+        f"with the model ({llm.model}): {sum(total)}/{len(total)} right ({sum(total) / len(total):.0%}; goal >= 90%)"
+    )
     for puzzle, oks in right.items():
         print(f"  {puzzle:20s} {sum(oks)}/{len(oks)}")
     for kind, oks in by_kind.items():

@@ -199,11 +199,11 @@ async def test_a_question_that_states_the_whole_truth_solves_it(game, fake) -> N
 
 
 async def test_a_question_that_tells_nothing_new_never_solves_it_whatever_the_judge_says(
-    game, fake
+    game, fake, module
 ) -> None:
     """The local 1.5B referee called "他是一个人吗" the whole truth: the 汤底 was read out."""
     host = await started(game, fake)
-    puzzle = host.agent.puzzle
+    puzzle = host.agent.puzzle = puzzle_of(module, "puppy_birthday")  # 小主人: a 是 stands
     fake.push(verdict("yes", True))
     replies = await host.ask("message", "他是一个人吗")
     assert host.agent.solved == 0

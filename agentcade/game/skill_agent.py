@@ -174,6 +174,7 @@ class SkillAgent(Generic[SettingsT]):
         self._memory: list[list[dict[str, Any]]] = []
         self._calls_this_turn = 0
         self._offered: RoundRequest | None = None  # what the last turn offered (Turn.offer)
+        self._host_question: str | None = None  # this turn's question to the host (rules, status)
         self._tool_schemas = [_SAY_SCHEMA, *(t.openai_schema() for t in type(self).tools.values())]
 
     # -- what a game overrides -------------------------------------------------------
@@ -282,6 +283,7 @@ class SkillAgent(Generic[SettingsT]):
     async def handle(self, game_input: GameInput, emit: ReplySink) -> None:
         """Handle one request: replies go to ``emit``, the last one with ``final=True``."""
         self._calls_this_turn = 0
+        self._host_question: str | None = None
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn, self.trace)
         offered, self._offered = self._offered, None
@@ -303,6 +305,7 @@ class SkillAgent(Generic[SettingsT]):
             judged=turn.kind == "message" and turn.judged,
             direct=turn.replied is not None,
             model_calls=self._calls_this_turn,
+            host_question=self._host_question,
         )
         await emit(reply, final=True)
 
@@ -474,6 +477,7 @@ class SkillAgent(Generic[SettingsT]):
         else:
             return None, True
         self.trace.record("host_question", asked=outcome)
+        self._host_question = outcome
         out, ok = await self._run_hook(turn, answer, asked)
         if turn.replied is None:
             return (out, ok) if not ok else (None, True)

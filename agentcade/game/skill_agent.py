@@ -283,7 +283,7 @@ class SkillAgent(Generic[SettingsT]):
     async def handle(self, game_input: GameInput, emit: ReplySink) -> None:
         """Handle one request: replies go to ``emit``, the last one with ``final=True``."""
         self._calls_this_turn = 0
-        self._host_question: str | None = None
+        self._host_question = None
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn, self.trace)
         offered, self._offered = self._offered, None

@@ -125,6 +125,7 @@ async def with_model(cases: list[Ruling], chat: bool) -> None:
             continue
         heard, took = await play(game, llm, case)
         ok = heard in case.right
+        print(f"  {'ok ' if ok else 'BAD'} {case.puzzle}: {case.line} -> {heard} ({took:.1f} s)", flush=True)
         kind = "full story" if "solved" in case.right else case.kind
         right[case.puzzle].append(ok)
         by_kind[kind].append(ok)
@@ -151,11 +152,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--puzzles", default="", help="comma-separated puzzle ids (default: all)")
     parser.add_argument("--chat", action="store_true", help="also play the chat lines (host model)")
+    parser.add_argument("--lines", default="", help="comma-separated lines to play (default: all)")
     args = parser.parse_args()
     cases = load()
     if args.puzzles:
         wanted = set(args.puzzles.split(","))
         cases = [c for c in cases if c.puzzle in wanted]
+    if args.lines:
+        wanted_lines = set(args.lines.split(","))
+        cases = [c for c in cases if c.line in wanted_lines]
     code_alone(load())
     with tempfile.TemporaryDirectory() as home:
         os.environ["AGENTCADE_HOME"] = home  # the played-puzzle record of these sessions

@@ -104,9 +104,10 @@ async def play(game: Any, llm: LLMSettings, case: Ruling) -> tuple[str, float]:
     start = time.perf_counter()
     await host.handle("bench", GameInput(kind="message", text=case.line), emit)
     seconds = time.perf_counter() - start
+    heard = list(said)
     await host.handle("bench", GameInput(kind="end"), emit)
     await host.aclose()
-    text = next((s for s in said if s.strip()), "")
+    text = next((s for s in reversed(heard) if s.strip()), "")  # the final reply (after 让我想一想)
     return ruling_of(text), seconds
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame, load_game
+from agentcade.judge import asks_verdict, rules_question, small_talk
 from agentcade.testing.fake_openai import FakeOpenAI, Reply
 from tests.game_helpers import GAMES_DIR, Hosts, ask, calls, game_module
 
@@ -27,6 +28,38 @@ RULES_LINES = (
     "这个游戏怎么算分来着",
     "啥意思，听不懂",
 )
+
+
+@pytest.mark.parametrize("line", [*RULES_LINES, "规则是什么", "怎么才算赢呀", "没听懂"])
+def test_rules_questions_are_recognised(line) -> None:
+    assert rules_question(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["我猜是老虎", "他是不是在做实验", "十五", "下一个", "我不明白他为什么要把灯全都打开再关上"],
+)
+def test_guesses_and_story_questions_are_not_rules_questions(line) -> None:
+    assert not rules_question(line)
+
+
+@pytest.mark.parametrize(
+    "line", ["我猜对了吗", "对不对呀", "我答对了没有", "刚才那个对了吗", "我是不是猜对了"]
+)
+def test_am_i_right_is_recognised(line) -> None:
+    assert asks_verdict(line)
+
+
+@pytest.mark.parametrize("line", ["是老虎对不对", "是不是老虎", "是桌子吗", "猜对了就给我画星星"])
+def test_a_guess_with_a_question_tag_is_still_a_guess(line) -> None:
+    assert not asks_verdict(line)
+
+
+@pytest.mark.parametrize(
+    "line", ["哇你画得真好看", "你吃过饭了没", "冰箱里面好冷哦，你怕冷吗", "你真厉害"]
+)
+def test_new_small_talk_is_recognised(line) -> None:
+    assert small_talk(line)
 
 
 @pytest.fixture(autouse=True)

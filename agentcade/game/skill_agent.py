@@ -11,6 +11,9 @@ Theory of operation, one request:
    ``on_round`` first; when it answers (a result or ``turn.reply``) the model is not asked,
    since a weak model fakes new questions and rounds; a repeat of the open question of
    ``self.deck`` (a ``judge.Deck``) is answered by the runtime itself, word for word.
+   A question to the host about the game is answered in code too, never judged: the
+   rules (``judge.rules_question``: ``rules_line``, the SKILL.md description and
+   ``where_we_are``) and "我猜对了吗" (``judge.asks_verdict``: ``answer_status``).
    Otherwise ``on_message`` runs.
 3. The model sees: system = common prompt + SKILL.md body + ``state()``; the last 16
    rounds of this session; the user message ``{"event", "user_text", "result"?}``. It

@@ -33,7 +33,6 @@ from .referee import (
     VERDICT_SCHEMA,
     Kind,
     Verdict,
-    covers_key_points,
     judge_messages,
     offline_verdict,
     parse_verdict,
@@ -363,7 +362,9 @@ class GameAgent(SkillAgent[Settings]):
         verdict = parse_verdict(answer)
         if verdict is None:
             log.warning("turtle_soup: unusable judge answer: %.200r", answer)
-        elif verdict.solved and not covers_key_points(puzzle, text):
+        elif verdict.solved and not states_the_truth(puzzle, text):
+            # Solved is code's to say (checked before the judge): the weak judge called
+            # "眼泪是洋葱熏出来的吗" and "她面前有一个小宝宝吗" the whole truth.
             log.info("turtle_soup: the judge called %.80r a solution; it misses key points", text)
             verdict = Verdict("close" if kind == "solution" else verdict.verdict, False)
         return verdict

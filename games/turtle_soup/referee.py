@@ -12,9 +12,11 @@ Where the endpoint supports structured output the answer is constrained by
 anything else is ``None`` and the game asks the user to say it again. What is spoken is
 code's: one ruling sentence per verdict (``agent.ANSWERS``), never the judge's words.
 
-A judge's ``solved`` counts only when ``covers_key_points``: the line covers every key
-point of the puzzle (checked in code, over syllables). A weak judge called "寿星是小朋友吗"
-the whole truth on the first question and read the 汤底 out.
+A judge's ``solved`` never counts on its own: solved is code's to say, ``states_the_truth``
+(the line tells every key point), checked before the judge is asked. A weak judge called
+"寿星是小朋友吗" the whole truth on the first question and read the 汤底 out, and later
+"眼泪是洋葱熏出来的吗" and "她面前有一个小宝宝吗" (each one key point of two). Its verdict
+stands (a solution's 是 is 很接近).
 
 Code decides what it can before and after the judge (issue 40): a line that tells the 汤底
 in its own words (``states_the_truth``: every key point heard, tolerant of wording and
@@ -221,7 +223,7 @@ def covers_key_points(puzzle: Puzzle, text: str) -> bool:
 def states_the_truth(puzzle: Puzzle, text: str) -> bool:
     """Whether ``text`` tells the 汤底 in its own words: solved in code, no referee asked.
 
-    Stricter than ``covers_key_points`` (the bar a referee's "solved" must pass): every key
+    Stricter than ``covers_key_points`` (the offline stand-in's bar): every key
     point is at least half heard, counting what the surface does not tell; so is the part
     of it no other key point shares (so "她面前有一个小宝宝吗" does not also tell "她在教宝宝
     走路" through 宝宝); and two of its syllables are heard (one shared 小 is no 小狗). The

@@ -6,9 +6,10 @@ Not a test. Run (with the LLM_* settings of a model, e.g. the weak local one)::
 
 Each game is started and a short family script is said: a rules question, "我猜对了吗",
 small talk, and each game's own lines (a made-up "下一个" in 猜数字, "快画呀" in 你画我猜, the
-whole story in 海龟汤, on its ice-cream puzzle). Printed per line: what was heard, the model
-calls the line took, and the seconds until the last reply. Lines that code answers take no
-model call; the figures show which lines still wait for the model.
+whole story in 海龟汤, on its ice-cream puzzle). Printed per line: what was heard, the calls
+to the host model the line took (海龟汤's referee is a call of its own, not counted: its
+lines show it in their seconds), and the seconds until the last reply. Lines that code
+answers take no model call; the figures show which lines still wait for the model.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ async def play(game_id: str, llm: LLMSettings) -> None:
         await host.handle("bench", GameInput(kind="message", text=line), emit)
         took = time.perf_counter() - start
         calls = agents[-1]._calls_this_turn
-        print(f"  {line} -> {''.join(said)}  [{calls} model call(s), {took:.1f} s]")
+        print(f"  {line} -> {''.join(said)}  [{calls} host-model call(s), {took:.1f} s]")
     said.clear()
     await host.handle("bench", GameInput(kind="end"), emit)
     print(f"  (end) {''.join(said)}")

@@ -17,6 +17,7 @@ import pytest
 
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame, load_game
+from agentcade.game.skill_agent import claims_progress
 from agentcade.judge import asks_verdict, rules_question, small_talk
 from agentcade.testing.fake_openai import FakeOpenAI, Reply
 from tests.game_helpers import GAMES_DIR, Hosts, ask, calls, game_module
@@ -207,3 +208,18 @@ async def test_a_drawing_the_game_did_not_make_is_not_spoken(fake, drawing) -> N
         assert replies[-1].text == "你喜欢吗？"
     finally:
         await made.aclose()
+
+
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        ("好，我们来新的一局。", True),
+        ("好，重新开始！", True),
+        ("我画了一个小动物。", True),
+        ("要不要再来一局？", False),
+        ("想不想重新开始？", False),
+        ("你猜是什么动物？", False),
+    ],
+)
+def test_a_restart_or_drawing_is_a_claim_an_offer_is_not(text, claims) -> None:
+    assert bool(claims_progress(text)) == claims

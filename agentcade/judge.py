@@ -1,6 +1,7 @@
 """Judging what a child said, tolerant of speech-recognition errors: ``is_match``,
 ``parse_number``, ``help_request``, ``round_request`` (下一个 / 再来一局 / 再说一遍),
-``small_talk`` (你叫什么名字: said to the host, never judged), ``judge_guess``, and ``Deck``
+``small_talk`` (你叫什么名字: said to the host, never judged), ``rules_question``
+(这个游戏怎么玩), ``asks_verdict`` (我猜对了吗), ``judge_guess``, and ``Deck``
 (questions one at a time).
 
 The guide's import path (``agentcade.judge``); the code lives in ``agentcade.core.judge``.
@@ -10,6 +11,7 @@ from agentcade.core.judge import (
     Deck as Deck,
     RoundRequest as RoundRequest,
     Verdict as Verdict,
+    asks_verdict as asks_verdict,
     fuzzy_syllable as fuzzy_syllable,
     help_request as help_request,
     is_match as is_match,
@@ -18,6 +20,7 @@ from agentcade.core.judge import (
     normalize as normalize,
     parse_number as parse_number,
     round_request as round_request,
+    rules_question as rules_question,
     small_talk as small_talk,
     spell_number as spell_number,
 )
@@ -26,6 +29,7 @@ __all__ = [
     "Deck",
     "RoundRequest",
     "Verdict",
+    "asks_verdict",
     "fuzzy_syllable",
     "help_request",
     "is_match",
@@ -34,6 +38,7 @@ __all__ = [
     "normalize",
     "parse_number",
     "round_request",
+    "rules_question",
     "small_talk",
     "spell_number",
 ]

@@ -146,9 +146,17 @@ async def test_a_bare_yes_after_the_offer_is_next_and_without_it_goes_to_the_mod
 async def test_a_hook_that_returns_none_leaves_the_line_to_the_model(fake, make_host) -> None:
     host = make_host(fake, Rounds)
     await started(fake, host)
-    fake.push(Reply("好，我们重新开始。"))
-    assert await say(host, "message", "再来一局") == "好，我们重新开始。"
+    fake.push(Reply("这一局还没完呢，接着猜吧。"))
+    assert await say(host, "message", "再来一局") == "这一局还没完呢，接着猜吧。"
     assert json.loads(fake.requests[-1]["messages"][-1]["content"])["user_text"] == "再来一局"
+
+
+async def test_a_restart_the_code_did_not_make_is_not_spoken(fake, make_host) -> None:
+    """The weak model said "好，我们重新开始。" for a hook that started nothing (issue 40)."""
+    host = make_host(fake, Rounds)
+    await started(fake, host)
+    fake.push(Reply("好，我们重新开始。"))
+    assert "重新开始" not in await say(host, "message", "再来一局")
 
 
 async def test_a_game_without_the_hook_hears_round_lines_through_the_model(fake, make_host) -> None:

@@ -115,6 +115,10 @@ def calls(reply: GameReply) -> list[str]:
     return [d.call for d in reply.directives]
 
 
+def puzzle_of(module: Any, puzzle_id: str) -> Any:
+    return next(p for p in module.agent.PUZZLES if p.id == puzzle_id)
+
+
 async def started(game: LoadedGame, fake: FakeOpenAI) -> Host:
     host = Host(game, fake.settings())
     await host.ask("start", "玩海龟汤")
@@ -157,7 +161,7 @@ async def test_a_question_is_judged_by_a_separate_model_call(
     game, fake, module, v, answer, gesture
 ) -> None:
     host = await started(game, fake)
-    puzzle = host.agent.puzzle
+    puzzle = host.agent.puzzle = puzzle_of(module, "umbrella_indoors")
     fake.push(verdict(v))
     replies = await host.ask("message", "他是不是在晾伞")
     assert len(fake.requests) == 1  # the judge only: its verdict is the whole answer
@@ -195,11 +199,11 @@ async def test_a_question_that_states_the_whole_truth_solves_it(game, fake) -> N
 
 
 async def test_a_question_that_tells_nothing_new_never_solves_it_whatever_the_judge_says(
-    game, fake
+    game, fake, module
 ) -> None:
     """The local 1.5B referee called "他是一个人吗" the whole truth: the 汤底 was read out."""
     host = await started(game, fake)
-    puzzle = host.agent.puzzle
+    puzzle = host.agent.puzzle = puzzle_of(module, "puppy_birthday")  # 小主人: a 是 stands
     fake.push(verdict("yes", True))
     replies = await host.ask("message", "他是一个人吗")
     assert host.agent.solved == 0
@@ -224,26 +228,85 @@ async def test_each_input_is_judged_once(game, fake) -> None:
 # --------------------------------------------------------------------------- solutions
 
 
-async def test_a_correct_solution_reveals_the_bottom_and_celebrates(game, fake, module) -> None:
+async def test_a_solution_that_tells_the_key_points_solves_it_in_code(game, fake, module) -> None:
+    """The weak referee called the whole story "close" (issue 40): code decides it, no referee."""
     host = await started(game, fake)
     puzzle = host.agent.puzzle
-    fake.push(verdict("yes", True))
     truth = "，".join(puzzle.key_points)  # what this puzzle's 汤底 says
     replies = await host.ask("message", f"我知道了，{truth}")
-    judge = fake.requests[0]
-    assert system_of(judge) == module.referee.JUDGE_PROMPT
-    assert truth in request_text(judge)
-    assert "说出了他猜的真相" in request_text(judge)  # judged as a solution
+    assert fake.requests == []
     assert replies[-1].text == f"猜中啦，太厉害了！汤底是：{puzzle.bottom}"
     assert "expression_runtime.start" in calls(replies[-1])  # the happy face
     assert host.agent.revealed
     assert host.agent.solved == 1
 
 
-@pytest.mark.parametrize(("v", "outcome"), [("close", "close"), ("yes", "close"), ("no", "wrong")])
-async def test_a_partial_or_wrong_solution(game, fake, v, outcome) -> None:
+async def test_the_story_in_the_childs_own_words_solves_it(game, fake, module) -> None:
     host = await started(game, fake)
-    puzzle = host.agent.puzzle
+    puzzle = host.agent.puzzle = puzzle_of(module, "melted_ice_cream")
+    fake.push(verdict("close"))  # what the weak referee said; it is not asked
+    replies = await host.ask("message", "答案是他牙齿怕冰，故意等冰淇淋化了当奶昔用吸管喝")
+    assert replies[-1].text == f"猜中啦，太厉害了！汤底是：{puzzle.bottom}"
+    assert host.agent.solved == 1
+
+
+async def test_a_solution_the_code_cannot_decide_goes_to_the_referee(game, fake, module) -> None:
+    host = await started(game, fake)
+    host.agent.puzzle = puzzle_of(module, "umbrella_indoors")
+    fake.push(verdict("close"))
+    replies = await host.ask("message", "我知道了，伞是湿的")
+    judge = fake.requests[0]
+    assert system_of(judge) == module.referee.JUDGE_PROMPT
+    assert "说出了他猜的真相" in request_text(judge)  # judged as a solution
+    assert replies[-1].text == "很接近了，还差一点，再问问看！"
+
+
+@pytest.mark.parametrize("lead", ["是不是有人偷东西", "他要去很冷的地方吗", "他在做实验吗"])
+async def test_a_yes_nothing_in_the_story_backs_is_not_important(game, fake, module, lead) -> None:
+    """The weak referee said 是 to false leads (issue 40)."""
+    host = await started(game, fake)
+    host.agent.puzzle = puzzle_of(module, "melted_ice_cream")
+    fake.push(verdict("yes"))
+    replies = await host.ask("message", lead)
+    assert replies[-1].text == "这个不重要。"
+
+
+async def test_no_ruling_after_the_bottom_is_revealed(game, fake) -> None:
+    host = await started(game, fake)
+    await host.ask("message", "我放弃")
+    replies = await host.ask("message", "他是不是很开心")
+    assert replies[-1].text == "这道汤的汤底已经揭晓啦，要不要再来一个？"
+    assert fake.requests == []  # neither the referee nor the host model
+    assert (await host.ask("message", "要"))[-1].text.startswith("好，我们换一道新的汤。")
+
+
+async def test_am_i_right_is_answered_from_the_state(game, fake, module) -> None:
+    host = await started(game, fake)
+    host.agent.puzzle = puzzle_of(module, "umbrella_indoors")
+    fake.push(verdict("close"))
+    await host.ask("message", "我知道了，伞是湿的")
+    replies = await host.ask("message", "我猜对了吗")
+    assert replies[-1].text.startswith("还没有完全猜中哦")
+    assert len(fake.requests) == 1  # the solution's referee call only
+    assert not host.agent.revealed
+
+
+async def test_the_summary_counts_questions_not_solutions_or_chat(game, fake, module) -> None:
+    host = await started(game, fake)
+    host.agent.puzzle = puzzle_of(module, "umbrella_indoors")
+    fake.push(verdict("yes"), verdict("close"), Reply("我吃过啦，你接着问吧。"))
+    await host.ask("message", "伞是湿的吗")
+    await host.ask("message", "我知道了，伞是湿的")
+    await host.ask("message", "你吃过饭了没")
+    await host.ask("message", "这个游戏怎么玩来着")
+    replies = await host.ask("end")
+    assert "一共问了一个问题" in replies[-1].text
+
+
+@pytest.mark.parametrize(("v", "outcome"), [("close", "close"), ("yes", "close"), ("no", "wrong")])
+async def test_a_partial_or_wrong_solution(game, fake, module, v, outcome) -> None:
+    host = await started(game, fake)
+    puzzle = host.agent.puzzle = puzzle_of(module, "umbrella_indoors")
     fake.push(verdict(v))
     replies = await host.ask("message", "我觉得伞是湿的")
     result = json.loads(host.agent._memory[-1][0]["content"])["result"]
@@ -598,16 +661,16 @@ def test_every_puzzles_own_truth_can_solve_it_and_its_surface_cannot(module) -> 
 # --------------------------------------------------------------------------- issue 25: a referee that cannot be fooled
 
 FALSE_SOLVES = [  # what the weak local model called the whole truth (issue 25), one a puzzle
-    ("puppy_birthday", "寿星是小朋友吗"),
-    ("puppy_birthday", "是小狗吗"),
-    ("umbrella_indoors", "他是一个人吗"),
-    ("umbrella_indoors", "是不是因为下雨了"),
+    ("puppy_birthday", "寿星是小朋友吗", "是。"),
+    ("puppy_birthday", "是小狗吗", "是。"),
+    ("umbrella_indoors", "他是一个人吗", "这个不重要。"),  # nothing in the story backs a 是
+    ("umbrella_indoors", "是不是因为下雨了", "是。"),
 ]
 
 
-@pytest.mark.parametrize(("puzzle_id", "line"), FALSE_SOLVES)
+@pytest.mark.parametrize(("puzzle_id", "line", "ruling"), FALSE_SOLVES)
 async def test_a_judges_solved_for_a_line_missing_key_points_reveals_nothing(
-    game, fake, module, puzzle_id, line
+    game, fake, module, puzzle_id, line, ruling
 ) -> None:
     host = await started(game, fake)
     host.agent.puzzle = next(p for p in module.agent.PUZZLES if p.id == puzzle_id)
@@ -617,7 +680,7 @@ async def test_a_judges_solved_for_a_line_missing_key_points_reveals_nothing(
     assert host.agent.puzzle.bottom not in said
     assert not host.agent.revealed
     assert host.agent.solved == 0
-    assert said == "是。"
+    assert said == ruling
 
 
 async def test_the_judge_is_asked_for_structured_output(game, fake) -> None:

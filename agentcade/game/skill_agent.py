@@ -11,6 +11,9 @@ Theory of operation, one request:
    ``on_round`` first; when it answers (a result or ``turn.reply``) the model is not asked,
    since a weak model fakes new questions and rounds; a repeat of the open question of
    ``self.deck`` (a ``judge.Deck``) is answered by the runtime itself, word for word.
+   A question to the host about the game is answered in code too, never judged: the
+   rules (``judge.rules_question``: ``rules_line``, the SKILL.md description and
+   ``where_we_are``) and "我猜对了吗" (``judge.asks_verdict``: ``answer_status``).
    Otherwise ``on_message`` runs.
 3. The model sees: system = common prompt + SKILL.md body + ``state()``; the last 16
    rounds of this session; the user message ``{"event", "user_text", "result"?}``. It
@@ -39,7 +42,7 @@ from typing import Any, ClassVar, Generic
 
 from typing_extensions import TypeVar
 
-from agentcade.core.judge import Deck, RoundRequest, round_request
+from agentcade.core.judge import Deck, RoundRequest, asks_verdict, round_request, rules_question
 from agentcade.core.protocol import GameInput
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import Skill
@@ -93,6 +96,9 @@ FALLBACK_LINES: Mapping[str, str] = {
     "message": "抱歉，我刚才走神了，你能再说一遍吗？",
     "end": "好的，这一局就到这里，下次再玩吧。",
 }
+CHAT_LINE = "嘿嘿，我们接着玩吧。"
+"""The reply to a line the model answered only with claims code did not make (a verdict, a
+new round): they were dropped, and the model did answer, so not "走神" but going on."""
 CONTINUE_LINES: Mapping[str, str] = {
     "start": "准备好了就开始吧。",
     "message": "你接着说吧。",
@@ -104,8 +110,15 @@ VERDICT_WORDS = ("猜对", "答对", "猜中", "说对了", "猜错", "答错", 
 _POINTS_RE = re.compile(r"得[了到]?[一二两三四五六七八九十\d]+分")
 _PROGRESS_RE = re.compile(
     r"第[一二两三四五六七八九十百\d]+(?:题|道|局|轮|幅)|重新想|画好[了啦]|画完[了啦]|听好了|下一[题道个局幅]是"
+    r"|画了一[个只幅张]|我画了|开始画[了啦]|新想了一个|想好了一个"
 )
-"""Words that claim the game moved on (这是第三题, 重新想一个数, 画好了, 听好了：<a riddle>)."""
+"""Words that claim the game moved on (这是第三题, 重新想一个数, 画好了, 听好了：<a riddle>,
+我画了一个小动物 on a blank screen)."""
+_RESTART_RE = re.compile(
+    r"(?:开始|来|开)(?:新的)?一局|重新开始|换一个数|下一个数|新的一[局轮]|重新来|开始游戏|游戏开始"
+)
+"""Words that claim a new round began (好，我们来新的一局); an offer (要不要再来一局？) is no claim."""
+_OFFER_RE = re.compile(r"要不要|想不想|好不好|行不行|可以吗|[吗？?]")
 
 _SAY_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -164,6 +177,7 @@ class SkillAgent(Generic[SettingsT]):
         self._memory: list[list[dict[str, Any]]] = []
         self._calls_this_turn = 0
         self._offered: RoundRequest | None = None  # what the last turn offered (Turn.offer)
+        self._host_question: str | None = None  # this turn's question to the host (rules, status)
         self._tool_schemas = [_SAY_SCHEMA, *(t.openai_schema() for t in type(self).tools.values())]
 
     # -- what a game overrides -------------------------------------------------------
@@ -220,6 +234,42 @@ class SkillAgent(Generic[SettingsT]):
         """Runs before the model on ``end`` (e.g. reveal the answer, sum up)."""
         return None
 
+    def rules_line(self) -> str:
+        """What "这个游戏怎么玩" gets (``judge.rules_question``), said without the model: the
+        game's own ``description`` (SKILL.md), then ``where_we_are()``. Never a verdict, a
+        guess or a miss (a weak model's rules answer was dropped as a made-up verdict)."""
+        return f"是这样玩的：{type(self).skill.description}{self.where_we_are()}"
+
+    def where_we_are(self) -> str:
+        """One line, from the game's state, on how the game goes on (after the rules).
+
+        By default the open question of ``self.deck``, else an invitation to go on.
+        """
+        deck = self._deck()
+        question = deck.open_field("question") if deck is not None else None
+        return f"现在这题是：{question}" if question else "我们接着玩吧。"
+
+    def answer_status(self, turn: Turn) -> str | None:
+        """What "我猜对了吗" gets (``judge.asks_verdict``), from the game's state, never by
+        judging the line (the weak model judged it a wrong answer and shook the head).
+
+        By default from ``self.deck``: not yet while the question is open; the answer once
+        it was revealed (solved or not), with an offer of the next one. A game without a
+        deck asks for the answer; return None to leave the line to ``on_message``.
+        """
+        deck = self._deck()
+        if deck is None:
+            return "你把答案说出来，我来告诉你对不对。"
+        if deck.current is None:
+            return "现在还没有题呢。"
+        if not deck.revealed:
+            return "还没有猜中哦，再想想，也可以要个提示。"
+        turn.offer("next")
+        answer = deck.current["answer"]
+        if deck.won:
+            return f"对呀，你猜对了，就是{answer}！要不要再来一个？"
+        return f"这题已经揭晓啦，答案是{answer}。要不要再来一个？"
+
     async def close(self) -> None:
         """Called once when the session is over; release what the game opened."""
         model, self.model = self.model, None
@@ -236,6 +286,7 @@ class SkillAgent(Generic[SettingsT]):
     async def handle(self, game_input: GameInput, emit: ReplySink) -> None:
         """Handle one request: replies go to ``emit``, the last one with ``final=True``."""
         self._calls_this_turn = 0
+        self._host_question = None
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn, self.trace)
         offered, self._offered = self._offered, None
@@ -257,6 +308,7 @@ class SkillAgent(Generic[SettingsT]):
             judged=turn.kind == "message" and turn.judged,
             direct=turn.replied is not None,
             model_calls=self._calls_this_turn,
+            host_question=self._host_question,
         )
         await emit(reply, final=True)
 
@@ -271,6 +323,8 @@ class SkillAgent(Generic[SettingsT]):
         hook_result, hook_ok = await self._run_round_hook(turn, offered)
         if hook_result is not None and turn.replied is None and _speaks(_unspoken(hook_result)):
             turn.reply(speak_results([_unspoken(hook_result)]))  # on_round said it: no model
+        if hook_result is None and turn.kind == "message":
+            hook_result, hook_ok = await self._run_host_question(turn)
         if hook_result is None:
             hook_result, hook_ok = await self._run_hook(turn)
         user: dict[str, Any] = {"event": turn.kind, "user_text": turn.text}
@@ -311,6 +365,8 @@ class SkillAgent(Generic[SettingsT]):
                 return self._fallback(turn, round_), None
             if not answer.tool_calls or not tools:  # no tools were offered: none run
                 text = speech.final_text(answer)
+                if not text and not speech.sent and round_.dropped and turn.kind == "message":
+                    text = "" if turn.said else CHAT_LINE
                 if not text and not speech.sent and not speakable(answer.text):
                     # Nothing speakable at all (markup, JSON): say what code produced.
                     self.trace.record("model_error", error="nothing speakable in the answer")
@@ -399,6 +455,36 @@ class SkillAgent(Generic[SettingsT]):
             await turn.speak_required()
             out = out if out is not None else {}  # answered with turn.reply alone
         return out, ok
+
+    async def _run_host_question(self, turn: Turn) -> tuple[dict[str, Any] | None, bool]:
+        """A question to the host about the game — its rules (``rules_line``), whether the
+        last guess was right (``answer_status``) — answered in code, before ``on_message``:
+        never judged, never counted as a guess, a question or a miss. (None, True) otherwise."""
+        if rules_question(turn.text):
+            asked, outcome = "rules_line", "rules"
+
+            async def answer(turn: Turn) -> Mapping[str, Any] | None:
+                turn.reply(self.rules_line())
+                return {"outcome": "rules"}
+
+        elif asks_verdict(turn.text):
+            asked, outcome = "answer_status", "status"
+
+            async def answer(turn: Turn) -> Mapping[str, Any] | None:
+                line = self.answer_status(turn)
+                if not line:
+                    return None
+                turn.reply(line)
+                return {"outcome": "status"}
+
+        else:
+            return None, True
+        self.trace.record("host_question", asked=outcome)
+        self._host_question = outcome
+        out, ok = await self._run_hook(turn, answer, asked)
+        if turn.replied is None:
+            return (out, ok) if not ok else (None, True)
+        return out if out is not None else {"outcome": outcome}, ok
 
     async def _run_hook(
         self, turn: Turn, hook: Callable[[Turn], Awaitable[Mapping[str, Any] | None]] | None = None,
@@ -501,6 +587,8 @@ class _Round:
     """Characters of the model's own words kept this turn (``MODEL_WORDS_LIMIT``)."""
     acted: bool = False
     """A game tool ran without error this turn: the game may have moved on."""
+    dropped: int = 0
+    """The model's sentences dropped this turn as claims code did not make."""
 
 
 def _direct(turn: Turn) -> str | None:
@@ -514,8 +602,12 @@ def has_verdict(text: str) -> bool:
 
 
 def claims_progress(text: str) -> list[str]:
-    """What ``text`` claims the game did (第三题, 重新想, 画好, 听好了 …), as stems."""
-    return [re.sub(r"[了啦]$", "", m.group()) for m in _PROGRESS_RE.finditer(text)]
+    """What ``text`` claims the game did (第三题, 重新想, 画好, 听好了, 我画了, 新的一局 …), as
+    stems; an offer ("要不要再来一局？") claims nothing."""
+    claims = [re.sub(r"[了啦]$", "", m.group()) for m in _PROGRESS_RE.finditer(text)]
+    if not _OFFER_RE.search(text):
+        claims += [m.group() for m in _RESTART_RE.finditer(text)]
+    return claims
 
 
 def _unspoken(result: Any) -> Any:
@@ -619,9 +711,11 @@ class _Speech:
             return ""
         if not self._may_judge(text):
             self._agent.trace.record("verdict_dropped", text=text)
+            self._round.dropped += 1
             return ""
         if not self._may_claim(text):
             self._agent.trace.record("progress_dropped", text=text)
+            self._round.dropped += 1
             return ""
         key = sentence_key(text)
         if key in self._round.heard:
@@ -637,9 +731,12 @@ class _Speech:
     def _may_claim(self, text: str) -> bool:
         """A claim of progress stands only when this turn's code made it: a number (第三题)
         must be the one the hook or a tool said; "重新想", "画好了" need a game tool that ran
-        this turn (the weak model said "好，重新想一个数" and called nothing)."""
+        this turn (the weak model said "好，重新想一个数" and called nothing). On ``start``
+        the game does begin: only numbered claims are checked there."""
         produced = json.dumps(self._round.results, ensure_ascii=False, default=str)
         for claim in claims_progress(text):
+            if self._turn.kind == "start" and not claim.startswith("第"):
+                continue
             numbered = claim.startswith("第")
             if claim not in produced and (numbered or not self._round.acted):
                 return False

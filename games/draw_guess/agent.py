@@ -56,6 +56,9 @@ _HINT_WORDS = ("提示", "线索")
 _QUIT_WORDS = ("不玩了", "结束游戏", "退出游戏")
 _PROGRESS_WORDS = ("几分", "多少分", "得分", "第几题", "几题")
 _LOOK_WORDS = ("没看清", "看不清", "再看", "再给我看")
+_DRAW_WORDS = ("快画", "画呀", "画啊", "你画吧", "开始画", "快点画", "赶紧画", "画了吗", "画好了吗")
+"""The player waits for a drawing: code shows the one on the screen or draws the next; the
+weak model answered "快画呀" with "我画了一个小动物。" on a blank screen."""
 _YES_EXACT = ("好", "好的", "好呀", "好啊", "要", "要的", "来吧", "继续", "可以", "行", "来")
 """After a right answer we ask "要不要来下一题？": these answers mean the next question."""
 
@@ -102,6 +105,7 @@ class GameAgent(SkillAgent[Settings]):
         self.current: Animal | None = None  # 答案：只在这里，不进 state()
         self.drawing: str | None = None  # the current picture, encoded for the screen
         self.solved = True  # the current question is answered or revealed
+        self.won = False  # the current (or last) question was guessed right
         self.number = 0  # question number in this round
         self.score = self.right = self.skipped = 0
         self.tries = 0  # wrong guesses on this question
@@ -164,6 +168,26 @@ class GameAgent(SkillAgent[Settings]):
             return None
         turn.reply(result.get("message") or result.get("hint") or "")
         return result
+
+    def where_we_are(self) -> str:
+        if self.current is not None and not self.solved:
+            return f"现在是第{spoken(self.number)}题，画在屏幕上了，你猜是什么动物？"
+        return "说下一题我就接着画。"
+
+    def answer_status(self, turn: Turn) -> str:
+        # “我猜对了吗”：从状态里答，不当作猜错，也不摇头。
+        if self.current is None:
+            return "我还没开始画呢。"
+        if not self.solved:
+            return "还没有猜中哦，再看看屏幕上的画，也可以要个提示。"
+        if self.number < QUESTIONS:
+            turn.offer("next")
+            more = "要不要来下一题？"
+        else:
+            more = ""
+        if self.won:
+            return f"对呀，你猜对了，就是{self.current.answer}！{more}"
+        return f"这题已经揭晓啦，画的是{self.current.answer}。{more}"
 
     def _names_another_animal(self, text: str) -> bool:
         return any(
@@ -243,6 +267,11 @@ class GameAgent(SkillAgent[Settings]):
             return self._progress()
         if any(w in text for w in _LOOK_WORDS):
             return await self._show()
+        if any(w in text for w in _DRAW_WORDS) and self.current is not None and not small_talk(text):
+            if self.solved:  # 快画呀, after a right answer: the next drawing, for real
+                return await self._next(turn)
+            shown = await self._show()
+            return {**shown, "message": f"第{spoken(self.number)}题已经画在屏幕上了，你猜是什么动物？"}
         if self.solved and self.current is not None and text in _YES_EXACT:
             return await self._next(turn)
         return None
@@ -296,7 +325,7 @@ class GameAgent(SkillAgent[Settings]):
             if self.prepare_pause > 0:
                 await trio.sleep(self.prepare_pause)
         self.current, self.drawing = animal, encode_vector(list(animal.strokes))
-        self.solved = False
+        self.solved = self.won = False
         self.tries = self.hints = 0
         self.number += 1
         await effects.draw(self.robot, steps, interval=self.draw_interval)
@@ -323,7 +352,7 @@ class GameAgent(SkillAgent[Settings]):
         points = POINTS[min(self.tries + self.hints, len(POINTS) - 1)]
         self.score += points
         self.right += 1
-        self.solved = True
+        self.solved = self.won = True
         turn.must_say(animal.answer, fallback=f"猜对了，就是{animal.answer}！")  # heard whatever happens
         await effects.react(self.robot, "happy", "nod", then=self.drawing)
         message = (

@@ -145,6 +145,24 @@ class GameAgent(SkillAgent[Settings]):
         turn.reply(result["message"])
         return result
 
+    def where_we_are(self) -> str:
+        if self.finished:
+            return "这一局已经结束了，说再来一局就重新开始。"
+        left = TRIES - len(self.guesses)
+        return f"现在数在{spoken(self.low)}到{spoken(self.high)}之间，你还有{times(left)}次机会，猜吧。"
+
+    def answer_status(self, turn: Turn) -> str:
+        # “我猜对了吗”：从状态里答，不当作猜数，也不摇头。
+        if self.finished:
+            turn.offer("again")
+            answer = spoken(self.target)
+            if self.guesses and self.guesses[-1] == self.target:
+                return f"对呀，你猜中了，就是{answer}！要不要再来一局？"
+            return f"这一局已经结束了，我想的数是{answer}。要不要再来一局？"
+        if not self.guesses:
+            return f"你还没猜呢，说一个{spoken(LOW)}到{spoken(HIGH)}之间的数吧。"
+        return "还没有猜中哦。" + self.where_we_are()
+
     @tool("用户猜了一个数时调用；用户说的中文数字也要换成阿拉伯数字填进来。")
     async def submit_guess(
         self, turn: Turn, number: Annotated[int, Field(description="用户猜的数")]

@@ -33,11 +33,12 @@ from .referee import (
     VERDICT_SCHEMA,
     Kind,
     Verdict,
-    covers_key_points,
     judge_messages,
     offline_verdict,
     parse_verdict,
     says_anything,
+    states_the_truth,
+    supports_yes,
 )
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,8 @@ class GameAgent(SkillAgent[Settings]):
         self.puzzle: Puzzle | None = None
         self.session_ids: list[str] = []
         self.revealed = False
+        self.won = False  # this puzzle was solved by the player
+        self.last_outcome: str | None = None  # the last ruling on this puzzle (close, answered …)
         self.questions = self.hints_used = 0  # this puzzle
         self.total_questions = self.solved = 0  # this game
 
@@ -138,8 +141,15 @@ class GameAgent(SkillAgent[Settings]):
         # 代码能判的代码判：要提示、放弃由代码处理；别的话先交给裁判（单独的一次模型调用），
         # 判出是、不是、不重要、很接近或者猜中，就是完整的回复（turn.reply），不用再问主持的
         # 大模型。裁判听不懂的话（聊天、要换题）才交给主持的大模型。
-        if self.puzzle is None or self.revealed:
+        if self.puzzle is None:
             return None
+        if self.revealed:
+            if small_talk(turn.text):
+                return None  # 闲聊：交给大模型
+            # 汤底揭晓以后不再判：问要不要再来一个（“要”就是下一道），不问裁判也不问大模型。
+            turn.offer("next")
+            turn.reply("这道汤的汤底已经揭晓啦，要不要再来一个？")
+            return {"outcome": "revealed"}
         help = help_request(turn.text)
         if help == "hint":
             result = self.get_hint()
@@ -160,6 +170,24 @@ class GameAgent(SkillAgent[Settings]):
         if result["outcome"] not in ("unclear", "already_judged"):
             turn.reply(result["message"])
         return result
+
+    def where_we_are(self) -> str:
+        if self.puzzle is not None and not self.revealed:
+            return f"汤面是：{self.puzzle.surface}你问吧。"
+        return "想听新的汤，就说再来一个。"
+
+    def answer_status(self, turn: Turn) -> str:
+        # “我猜对了吗”：从状态里答，不交给裁判（弱模型对它判过“是。”）。
+        if self.puzzle is None:
+            return "现在还没有汤呢。"
+        if self.revealed:
+            turn.offer("next")
+            if self.won:
+                return "对呀，你猜中了！要不要再来一个？"
+            return "这道汤的汤底已经揭晓啦，要不要再来一个？"
+        if self.last_outcome == "close":
+            return "还没有完全猜中哦，不过刚才已经很接近了。把整个经过连起来说说看？"
+        return "还没有猜中哦，接着问问看，也可以要个提示。"
 
     async def on_end(self, turn: Turn) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -241,7 +269,7 @@ class GameAgent(SkillAgent[Settings]):
         puzzle = pick(PUZZLES, self.store, self.session_ids, self.rng)
         if puzzle is None:
             return {"outcome": "no_more", "message": "题库里的海龟汤都喝完啦，下次再来吧。"}
-        self.puzzle, self.revealed = puzzle, False
+        self.puzzle, self.revealed, self.won, self.last_outcome = puzzle, False, False, None
         self.questions = self.hints_used = 0
         self.session_ids.append(puzzle.id)
         turn.must_say(puzzle.surface, fallback=f"汤面是：{puzzle.surface}")
@@ -268,30 +296,43 @@ class GameAgent(SkillAgent[Settings]):
             turn.offer("next")
             return {"outcome": "revealed", "message": "这道汤已经揭晓啦，要不要再来一个？"}
         text = turn.text.strip()
-        verdict = await self._verdict(turn, puzzle, kind, text) if text else None
+        if states_the_truth(puzzle, text):  # the 汤底 in the player's words: solved in code
+            verdict: Verdict | None = Verdict("yes", True)
+            self.trace.record("referee", decided="code", verdict="solved")
+        else:
+            verdict = await self._verdict(turn, puzzle, kind, text) if text else None
         if verdict is None or verdict.verdict == "unclear":
             return {"outcome": "unclear", "message": ASK_AGAIN}
-        self.questions += 1
-        self.total_questions += 1
+        if kind == "question":  # the summary counts questions, not solutions or chat
+            self.questions += 1
+            self.total_questions += 1
         if verdict.solved:
-            self.revealed, self.solved = True, self.solved + 1
+            self.revealed, self.won, self.solved = True, True, self.solved + 1
+            self.last_outcome = "solved"
             turn.must_say(puzzle.bottom, fallback=f"汤底是：{puzzle.bottom}")
             await effects.react(self.robot, "happy", "nod")
             return {"outcome": "solved", "solved": True, "bottom": puzzle.bottom,
                     "message": "猜中啦，太厉害了！"}  # fmt: skip
+        if verdict.verdict in ("yes", "close") and not supports_yes(puzzle, text):
+            # Nothing in the story backs it (偷东西, 做实验): never 是 or 很接近.
+            self.trace.record("referee", decided="code", verdict="unsupported", model=verdict.verdict)
+            verdict = Verdict("no" if kind == "solution" else "irrelevant", False)
         if kind == "solution":
             if verdict.verdict in ("close", "yes"):
+                self.last_outcome = "close"
                 return {
                     "outcome": "close",
                     "solved": False,
                     "message": "很接近了，还差一点，再问问看！",
                 }
+            self.last_outcome = "wrong"
             await effects.gesture(self.robot, "shake_head")
             return {
                 "outcome": "wrong",
                 "solved": False,
                 "message": "不对哦，再想想，也可以接着提问。",
             }
+        self.last_outcome = verdict.verdict
         if verdict.verdict == "yes":
             await effects.gesture(self.robot, "nod")
         elif verdict.verdict == "no":
@@ -321,7 +362,9 @@ class GameAgent(SkillAgent[Settings]):
         verdict = parse_verdict(answer)
         if verdict is None:
             log.warning("turtle_soup: unusable judge answer: %.200r", answer)
-        elif verdict.solved and not covers_key_points(puzzle, text):
+        elif verdict.solved and not states_the_truth(puzzle, text):
+            # Solved is code's to say (checked before the judge): the weak judge called
+            # "眼泪是洋葱熏出来的吗" and "她面前有一个小宝宝吗" the whole truth.
             log.info("turtle_soup: the judge called %.80r a solution; it misses key points", text)
             verdict = Verdict("close" if kind == "solution" else verdict.verdict, False)
         return verdict

@@ -12,9 +12,18 @@ Where the endpoint supports structured output the answer is constrained by
 anything else is ``None`` and the game asks the user to say it again. What is spoken is
 code's: one ruling sentence per verdict (``agent.ANSWERS``), never the judge's words.
 
-A judge's ``solved`` counts only when ``covers_key_points``: the line covers every key
-point of the puzzle (checked in code, over syllables). A weak judge called "寿星是小朋友吗"
-the whole truth on the first question and read the 汤底 out.
+A judge's ``solved`` never counts on its own: solved is code's to say, ``states_the_truth``
+(the line tells every key point), checked before the judge is asked. A weak judge called
+"寿星是小朋友吗" the whole truth on the first question and read the 汤底 out, and later
+"眼泪是洋葱熏出来的吗" and "她面前有一个小宝宝吗" (each one key point of two). Its verdict
+stands (a solution's 是 is 很接近).
+
+Code decides what it can before and after the judge (issue 40): a line that tells the 汤底
+in its own words (``states_the_truth``: every key point heard, tolerant of wording and
+recognition) solves the puzzle without a judge — the weak judge called the whole story
+"close"; a 是 or 很接近 needs the puzzle's facts behind it (``supports_yes``: the question
+shares a word with what the 汤底 and key points add to the surface), else it is 不重要
+(不对, for a solution).
 
 ``offline_verdict`` is the stand-in used when no model is configured. It is ROUGH: it
 only measures how many syllables (folded over common speech-recognition confusions) the
@@ -48,6 +57,8 @@ __all__ = [
     "offline_verdict",
     "parse_verdict",
     "says_anything",
+    "states_the_truth",
+    "supports_yes",
 ]
 
 Kind = Literal["question", "solution"]
@@ -64,6 +75,7 @@ JUDGE_PROMPT = """你是“海龟汤”情境猜谜游戏的裁判，只做判�
   - "irrelevant"：和真相无关，汤底里没有涉及，不影响真相。
   - "close"：问到或者说中了一部分关键事实，已经很接近了，但还没有完全猜出来。
   - "unclear"：听不懂，或者这句话不是能用是或不是回答的问题，也不是对真相的猜测。
+只有汤底或关键事实里写明的、或者能直接推出来的，才能判 yes 或 close；汤底里根本没提到的事（比如有没有人偷东西、是不是在做实验、要去哪里），判 irrelevant；和汤底相反的判 no。
 - solved：玩家这一句已经说出了全部关键事实（意思对就行，不用字字相同）时为 true；只说中一部分为 false。
 
 只输出一个 JSON 对象，不要任何别的文字，例如：{"verdict": "yes", "solved": false}"""
@@ -206,6 +218,59 @@ def covers_key_points(puzzle: Puzzle, text: str) -> bool:
     return all(_coverage(heard, p) >= 0.5 for p in points) and len(heard & wanted) >= min(
         3, len(wanted)
     )
+
+
+def states_the_truth(puzzle: Puzzle, text: str) -> bool:
+    """Whether ``text`` tells the 汤底 in its own words: solved in code, no referee asked.
+
+    Stricter than ``covers_key_points`` (the offline stand-in's bar): every key
+    point is at least half heard, counting what the surface does not tell; so is the part
+    of it no other key point shares (so "她面前有一个小宝宝吗" does not also tell "她在教宝宝
+    走路" through 宝宝); and two of its syllables are heard (one shared 小 is no 小狗). The
+    weak referee called "答案是他牙齿怕冰，故意等冰淇淋化了当奶昔用吸管喝" only close.
+    """
+    heard = _syllables(text)
+    raw = [_syllables(point) for point in puzzle.key_points]
+    points = _point_syllables(puzzle, _syllables(puzzle.surface))
+    for i, point in enumerate(points):
+        others: set[str] = set().union(*(p for j, p in enumerate(points) if j != i))
+        own = point - others
+        if _coverage(heard, point) < 0.5 or (own and _coverage(heard, own) < 0.5):
+            return False
+        if len(heard & raw[i]) < min(2, len(raw[i])):
+            return False
+    return bool(points)
+
+
+_GENERIC_WORDS = (
+    "东西", "事情", "地方", "时候", "有人", "别人", "什么", "怎么", "为什么", "因为", "为了", "一下",
+    "自己", "这样", "那样", "知道", "觉得", "是不是", "有没有", "是因为", "会不会", "是为了",
+)  # fmt: skip
+"""Words any question may hold: they back no 是 (偷东西 shares xi of 吸管 in its fold)."""
+
+
+def supports_yes(puzzle: Puzzle, text: str) -> bool:
+    """Whether the puzzle's facts can back a 是 to ``text``: the question shares a content
+    syllable with what the 汤底 and key points add to the surface, or says nothing the
+    story does not (冰淇淋化了吗); generic words (东西, 地方) aside.
+
+    A weak referee answered false leads with 是 ("是不是有人偷东西", "他要去很冷的地方吗",
+    "他在做实验吗", "伞是坏的吗"): nothing in the story speaks of them, so the game says
+    不重要 instead.
+    """
+    said = normalize(text)
+    for word in _GENERIC_WORDS:
+        said = said.replace(word, "")
+    heard = _characters(said)
+    surface = _characters(puzzle.surface)
+    story = _characters(puzzle.bottom + "".join(puzzle.key_points))
+    return bool(heard & (story - surface)) or (bool(heard) and heard <= story | surface)
+
+
+def _characters(text: str) -> set[str]:
+    """The content characters of ``text``: a 是 needs the story's own words, not a sound
+    fold's neighbour (做实验 meets 湿 and 眼 in folded syllables)."""
+    return {char for char in normalize(text) if char not in _STOP}
 
 
 def offline_verdict(puzzle: Puzzle, kind: Kind, text: str) -> Verdict:

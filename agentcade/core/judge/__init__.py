@@ -5,7 +5,8 @@ and ``normalize(text)``. Pure: no I/O, no trio, no per-answer special cases.
 
 A package by concern, behind the names below: ``text`` (normalisation), ``numerals``
 (``parse_number``, ``spell_number``), ``pinyin`` (readings and their folds), ``matching``
-(``is_match``), ``intents`` (``help_request``, ``round_request``, ``small_talk``) and ``deck``
+(``is_match``), ``intents`` (``help_request``, ``round_request``, ``small_talk``, ``rules_question``,
+``asks_verdict``) and ``deck``
 (``judge_guess``, ``looks_like_guess``, ``Deck``).
 
 Theory of operation
@@ -87,7 +88,14 @@ Aliases are further answer forms; any form (or a mix of forms) may fill the answ
 """
 
 from agentcade.core.judge.deck import Deck, Verdict, judge_guess, looks_like_guess
-from agentcade.core.judge.intents import RoundRequest, help_request, round_request, small_talk
+from agentcade.core.judge.intents import (
+    RoundRequest,
+    asks_verdict,
+    help_request,
+    round_request,
+    rules_question,
+    small_talk,
+)
 from agentcade.core.judge.matching import is_match
 from agentcade.core.judge.numerals import parse_number, spell_number
 from agentcade.core.judge.pinyin import fuzzy_syllable
@@ -97,6 +105,7 @@ __all__ = [
     "Deck",
     "RoundRequest",
     "Verdict",
+    "asks_verdict",
     "fuzzy_syllable",
     "help_request",
     "is_match",
@@ -105,6 +114,7 @@ __all__ = [
     "normalize",
     "parse_number",
     "round_request",
+    "rules_question",
     "small_talk",
     "spell_number",
 ]

@@ -72,13 +72,15 @@ class Deck:
         self.current: dict[str, Any] | None = None
         """The question in play (None before the first ``draw`` and when none is left)."""
         self.revealed = False
+        self.won = False
+        """Whether the player solved the question in play (or the last one, once revealed)."""
         self.asked = 0
         self.solved = 0
 
     def draw(self) -> dict[str, Any] | None:
         """The next question (its answer unrevealed), or None when the deck is used up."""
         self.current = self._left.pop(0) if self._left else None
-        self.revealed = False
+        self.revealed = self.won = False
         self.asked += self.current is not None
         return self.current
 
@@ -117,4 +119,5 @@ class Deck:
         if answer is None:
             raise ValueError("Deck.solve: no question is open")
         self.solved += 1
+        self.won = True
         return answer

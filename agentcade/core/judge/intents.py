@@ -1,4 +1,5 @@
-"""Lines that ask for something rather than answer: help (hint / give up) and round control."""
+"""Lines that ask for something rather than answer: help (hint / give up), round control,
+the rules, whether a guess was right; and small talk with the host."""
 
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ _ROUND_PADDING = tuple(sorted((
     "请", "请你", "麻烦", "能", "能不能", "可以", "可不可以", "你能", "就", "那", "那就", "那么",
     "好", "好吧", "好的", "嗯", "行", "吧", "呀", "啊", "呢", "嘛", "了", "哦", "吗", "啦", "哈",
     "好不好", "行不行", "好吗", "可以吗", "一下", "把", "的", "再", "快", "快点", "赶紧",
+    # giving up on this one: 这个好难，下一个
+    "好难", "太难了", "太难", "难", "不会", "猜不出来", "猜不出",
     "谜语", "题", "题目", "问题", "谜面", "汤面", "故事", "海龟汤", "汤", "数", "数字", "画", "动物",
     "游戏", "一遍", "刚才", "那个", "这个", "这道题", "这个谜语", "成语", "词", "词语",
     # a repeat wrapped in words: 没听清楚，再说一遍
@@ -88,10 +91,15 @@ _YES_TRIM = "呀啊呢了耶哦嘛诶哇啦吧"
 
 def _only_padding(rest: str) -> bool:
     """Can ``rest`` be cut into round padding words (or is it empty)?"""
+    return _padded(rest, _ROUND_PADDING)
+
+
+def _padded(rest: str, padding: tuple[str, ...]) -> bool:
+    """Can ``rest`` be cut into words of ``padding`` (or is it empty)?"""
     reach = [True] + [False] * len(rest)
     for i in range(len(rest)):
         if reach[i]:
-            for word in _ROUND_PADDING:
+            for word in padding:
                 if rest.startswith(word, i):
                     reach[i + len(word)] = True
     return reach[-1]
@@ -136,7 +144,10 @@ def round_request(text: str, *, offered: RoundRequest | None = None) -> RoundReq
 # only "你…" questions are about the host.
 _SMALL_TALK_PHRASES = (
     "你叫什么", "你是谁", "你几岁", "你多大", "你喜欢", "你会不会", "你会唱", "你会讲", "你在干什么",
-    "你在做什么", "你吃饭了", "你吃了吗", "你住在哪", "你家在哪", "你好", "早上好", "中午好", "晚上好",
+    "你在做什么", "你吃饭了", "你吃了吗", "你吃过饭", "你吃饭没", "你住在哪", "你家在哪", "你好", "早上好",
+    "中午好", "晚上好", "你怕", "你冷不冷", "你冷吗", "你热不热", "你饿不饿", "你饿了", "你累不累",
+    "你画得", "画得真好", "画得好好", "画得好看", "真好看", "好好看", "你真厉害", "你好厉害", "你真聪明",
+    "你好聪明", "你好可爱", "你真可爱",
     "下午好", "晚安", "谢谢", "聊天", "聊聊", "讲个笑话", "讲笑话", "讲个故事", "讲故事", "唱首歌",
     "唱个歌", "唱歌", "今天天气", "天气怎么样", "我饿了", "我困了", "我累了", "我好开心", "我很开心",
     "我好高兴", "我很高兴", "我今天", "我喜欢你", "你真棒", "你真好", "哈哈",
@@ -161,3 +172,60 @@ def small_talk(text: str) -> bool:
     if heard in _SMALL_TALK_EXACT or core in _SMALL_TALK_EXACT:
         return True
     return any(phrase in heard for phrase in _SMALL_TALK_PHRASES)
+
+
+# --------------------------------------------------------------------------------------
+# Questions to the host about the game: its rules, and whether the last guess was right
+# --------------------------------------------------------------------------------------
+
+_RULES_PHRASES = (
+    "怎么玩", "咋玩", "怎样玩", "怎么算分", "咋算分", "怎么计分", "怎么得分", "怎么赢", "怎么才算赢",
+    "规则", "玩法", "怎么猜", "要怎么猜", "游戏是什么", "怎么回答",
+)  # fmt: skip
+_CONFUSED_PHRASES = ("什么意思", "啥意思", "听不懂", "没听懂", "不太懂", "不明白", "搞不懂", "看不懂")
+_CONFUSED_LONGEST = 8
+"""A confused line is short ("啥意思，听不懂"); a longer one says something of its own."""
+
+
+def rules_question(text: str) -> bool:
+    """Whether the line asks how the game is played (or says it is lost): a question to the host.
+
+    "这个游戏怎么玩来着", "这个怎么玩呀，规则是啥", "这个游戏怎么算分来着", "啥意思，听不懂":
+    never a guess, a question of the story or a miss. The game answers from its own
+    declaration (``SkillAgent.rules_line``). A guess frame ("我猜…") makes it a guess.
+    """
+    heard = normalize(text)
+    if not heard or any(frame in heard for frame in _GUESS_FRAMES):
+        return False
+    if any(phrase in heard for phrase in _RULES_PHRASES):
+        return True
+    return len(heard) <= _CONFUSED_LONGEST and any(p in heard for p in _CONFUSED_PHRASES)
+
+
+_VERDICT_ASKS = (
+    "猜对了吗", "猜对了没", "猜对没", "猜对了没有", "猜对没有", "猜中了吗", "猜中了没", "猜中没", "猜中了没有",
+    "答对了吗", "答对了没", "答对没", "答对了没有", "说对了吗", "说对了没", "说对没", "说对了没有",
+    "对了吗", "对了没", "对了没有", "对吗", "对不对", "是对的吗", "对没对", "算对吗", "算猜中了吗",
+    "算猜对了吗", "算不算对", "算不算猜中", "算不算猜对", "是不是猜对了", "是不是答对了", "是不是猜中了",
+    "是不是对了",
+)  # fmt: skip
+_VERDICT_PADDING = tuple(sorted((
+    "我", "我们", "这次", "那", "那我", "刚才", "刚刚", "刚才那个", "是不是", "现在", "已经", "到底", "究竟",
+    "呀", "啊", "吧", "呢", "嘛", "了", "哦", "啦", "哈", "嗯", "小懒", "你说", "这样", "那样", "这个",
+), key=len, reverse=True))  # fmt: skip
+
+
+def asks_verdict(text: str) -> bool:
+    """Whether the line asks whether the player is right: "我猜对了吗", "对不对呀", "我答对了没有".
+
+    The whole line, but for padding: "是老虎，对不对" is a guess, and the game judges it. A
+    game answers from its state (``SkillAgent.answer_status``), never by judging the line.
+    """
+    heard = normalize(text)
+    for phrase in _VERDICT_ASKS:
+        at = heard.find(phrase)
+        if at >= 0 and _padded(heard[:at], _VERDICT_PADDING) and _padded(
+            heard[at + len(phrase) :], _VERDICT_PADDING
+        ):
+            return True
+    return False

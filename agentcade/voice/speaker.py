@@ -35,7 +35,7 @@ from agentcade.device.audio import SPEAKER_RATE, RobotAudio
 from agentcade.device.robots import SPEAKER, Outcome, SdkRobot
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.pcm import resample
-from agentcade.voice.sentences import speech_pieces
+from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import Synthesizer
 
 __all__ = ["ECHO_TAIL", "VoiceRobot"]
@@ -133,13 +133,12 @@ class VoiceRobot:
     # -- speech ----------------------------------------------------------------------------
 
     async def speak(self, text: str) -> None:
-        """Say ``text`` on the robot, sentence by sentence, the first sentence's first clause
-        alone (:func:`~agentcade.voice.sentences.speech_pieces`; see the module docstring).
+        """Say ``text`` on the robot, sentence by sentence (see the module docstring).
 
         Raises:
             DeviceError: the robot could not play (the output queue traces it).
         """
-        sentences = speech_pieces(text)
+        sentences = split_sentences(text)
         if not sentences:
             await trio.lowlevel.checkpoint()
             return

@@ -388,6 +388,7 @@ async def test_ending_the_game_while_a_drawing_is_prepared_stops_it_and_says_goo
             # silent, nothing is queued, the turn is in flight) when the child says 结束游戏.
             while not stack.records.of("speech_end"):  # noqa: ASYNC110 - a poll of the trace
                 await trio.sleep(0.01)
+            await stack.loop.robot.wait_quiet()  # the whole intro
             heard_at = await _end_now(stack)
             _goodbye_came_next(stack.records, heard_at)
             # … because the turn still working on the drawing was cancelled.

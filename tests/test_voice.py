@@ -786,6 +786,90 @@ def test_over_a_robot_still_being_learnt_a_start_asks_for_more_unless_it_is_loud
     assert voiced_at_start(over_echo=True) < VadConfig().warming_ms
 
 
+def test_over_a_robot_whose_voice_just_resumed_inside_a_sentence_a_start_asks_for_more() -> None:
+    chunk = bytes(2 * SileroDetector.CHUNK_SAMPLES)
+
+    def starts(*, resumed: bool, probability: float) -> bool:
+        detector = SileroDetector()
+        detector.robot_speaking = True
+        detector.echo_resumed = resumed
+        return any(detector._step(chunk, [probability]).kind == "start" for _ in range(4))
+
+    between = (VadConfig().over_speech_prob + VadConfig().resume_prob) / 2
+    assert starts(resumed=False, probability=between)
+    assert not starts(resumed=True, probability=between)
+    assert starts(resumed=True, probability=VadConfig().resume_prob)
+
+
+def test_while_the_host_is_behind_a_start_over_the_robot_asks_for_more() -> None:
+    line = frames(bytes(FRAME * 5) + _espeak_line("结束游戏") + bytes(FRAME * 10))
+
+    def voiced_at_start(*, behind: bool) -> float:
+        detector = SileroDetector()
+        detector.robot_speaking = True
+        detector.host_behind = behind
+        for frame in line:
+            if detector.feed(frame).kind == "start":
+                return detector.voiced_ms
+        raise AssertionError("never started")
+
+    assert voiced_at_start(behind=True) >= VadConfig().warming_ms
+    assert voiced_at_start(behind=False) < VadConfig().warming_ms
+
+
+def test_the_robots_voice_resuming_after_a_pause_inside_its_sentence_is_told() -> None:
+    # One clip: half a second of voice, a 200 ms pause (a comma), half a second more.
+    clip = tone(0.5) + bytes(2 * 3200) + tone(0.5)
+    echo = EchoCanceller(align=False)
+    echo.play(clip)
+    resumed: dict[int, bool] = {}
+    quiet = bytes(160 * 2)
+    for i in range(130):  # 10 ms frames, the room silent
+        echo.arrived(quiet)
+        echo.process(quiet)
+        resumed[(i + 1) * 10] = echo.resumed
+    assert not any(v for ms, v in resumed.items() if ms <= 700)
+    assert all(v for ms, v in resumed.items() if 720 <= ms <= 990)
+    assert not any(v for ms, v in resumed.items() if ms >= 1010)
+
+
+def test_a_microphone_frame_processed_long_after_it_came_means_the_host_is_behind() -> None:
+    echo = EchoCanceller()
+    frame = bytes(FRAME)
+    echo.arrived(frame, at=100.0)
+    echo.process(frame, now=100.02)
+    assert not echo.behind
+    echo.arrived(frame, at=100.06)
+    echo.process(frame, now=100.6)
+    assert echo.behind
+    assert echo.late_ms == pytest.approx(540)
+
+
+def test_a_host_that_fell_behind_the_microphone_says_so_once_it_has_caught_up() -> None:
+    from agentcade.core.trace import Trace
+
+    records: list[dict[str, object]] = []
+
+    async def main() -> None:
+        send, receive = trio.open_memory_channel[bytes](math.inf)
+        echo = EchoCanceller()
+        listener = Listener(receive, ScriptedRecognizer([]), echo=echo,
+                            trace=Trace(records.append))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(listener.hear)
+            for i in range(40):
+                late = 0.8 if 10 <= i < 20 else 0.0  # ten frames read 800 ms late
+                echo.arrived(bytes(FRAME), at=time.time() - late)
+                send.send_nowait(bytes(FRAME))
+                await trio.lowlevel.checkpoint()
+            await trio.sleep(0.1)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    [record] = [r for r in records if r["type"] == "host_behind"]
+    assert 790 <= record["late_ms"] < 1000  # type: ignore[operator]
+
+
 def test_a_robot_that_does_not_hear_itself_is_not_waited_for() -> None:
     silent = bytes(2 * 16000 * 6)
     sentences = {at: tone(0.5, rate=16000) for at in (1920, 28800, 55680, 82560)}

@@ -347,10 +347,8 @@ class EchoCanceller:
         """A clip starts playing now: its samples (16 kHz mono s16le) are the reference from
         the timeline's present on (or right after the clip still playing)."""
         start = max(self.present(now), self._ref_end)
-        if start - self._ref_end > PAUSE_MS * RATE // 1000:
-            # A sentence after a pause, not one that follows on (a first clause said alone,
-            # then the rest of its sentence: the moments between are a comma's pause).
-            self._onset = start
+        if start > self._ref_end or not self._reference:
+            self._onset = start  # a sentence after a pause, not one that follows on
         if self._misses < ALIGN_GIVE_UP and self._align is None:
             free = self._ref_end if self._reference else self._processed
             self._align = (start, free, start + _voice_begins(pcm))

@@ -4,7 +4,9 @@ A family's computer is often busy (a browser, a video call, an update). :func:`c
 starts ``workers`` processes that spin on the CPU until the block ends, so a test or a bench
 can run the same thing with and without them: on two cores, two workers make a load average
 of about four with the host. They are plain ``python -c`` loops of the running interpreter
-(no shell, no Linux-only program), killed when the block ends, whatever ended it.
+(no shell, no Linux-only program), killed when the block ends, whatever ended it — and
+each stops by itself once the process that started it is gone (a bench killed by a signal
+runs no ``finally``: its workers must not spin on beside the next measurement).
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from contextlib import contextmanager
 
 __all__ = ["cpu_load"]
 
-_SPIN = "while True:\n    pass\n"
+_SPIN = (
+    "import os\n"
+    "parent = os.getppid()\n"
+    "while os.getppid() == parent:\n"
+    "    for _ in range(1_000_000):\n"
+    "        pass\n"
+)
 
 
 @contextmanager

@@ -119,6 +119,8 @@ class SimProcess:
         self.control_url = control_url
         self.pending_seconds = 0.0
         self.audio = _RemoteAudio(self)
+        self._settled = 0
+        """Clips before this one have ended: they are not asked for again."""
 
     @staticmethod
     def now() -> float:
@@ -142,10 +144,13 @@ class SimProcess:
 
     async def refresh(self) -> None:
         """Bring the mirror of the clips, the microphone and the lateness up to date."""
-        state = await self.ask("state")
-        self.pending_seconds = state["pending"]
         clips = self.audio.clips
-        for i, (began, started, ended, outcome, seconds) in enumerate(state["clips"]):
+        while self._settled < len(clips) and clips[self._settled].outcome != "playing":
+            self._settled += 1
+        since = self._settled
+        state = await self.ask("state", since=since)  # only what may still change
+        self.pending_seconds = state["pending"]
+        for i, (began, started, ended, outcome, seconds) in enumerate(state["clips"], since):
             if i == len(clips):
                 clips.append(RemoteClip(began))
             clip = clips[i]
@@ -261,7 +266,7 @@ async def _control(device: Any, stream: trio.SocketStream) -> None:
             elif request["do"] == "state":
                 answer = {
                     "clips": [[c.began, c.started, c.ended, c.outcome, c.seconds]
-                              for c in audio.clips],
+                              for c in audio.clips[request["since"]:]],
                     "pending": audio.microphone.pending_seconds,
                     "behind": audio.behind,
                 }

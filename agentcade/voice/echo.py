@@ -194,12 +194,11 @@ class EchoCanceller:
         self._ref_start = 0
         """Timeline position of ``_reference[0]`` (samples)."""
         self._rest = b""
-        self._gaps: deque[int] = deque()
-        self._ats: deque[float | None] = deque()
-        """When the SDK received each frame not yet processed (``arrived``'s ``at``)."""
+        self._gaps: deque[tuple[int, float | None]] = deque()
+        """Per frame arrived and not yet processed: the samples lost before it, and when the
+        SDK received it (``arrived``'s ``missing`` and ``at``)."""
         self.late_ms = 0.0
         """How long after the SDK received it the last frame was processed."""
-        """Samples lost before each arrived frame not yet processed (in arrival order)."""
         self._clock: deque[tuple[int, float]] = deque(maxlen=256)
         """(timeline position after a frame, when the SDK received it), newest last."""
         self._closed = True
@@ -300,7 +299,6 @@ class EchoCanceller:
         self._arrived = self._processed = 0
         self._rest = b""
         self._gaps.clear()
-        self._ats.clear()
         self._clock.clear()
         self._held, self._held_samples, self._align = [], 0, None
         self._far_rms.clear()
@@ -323,8 +321,7 @@ class EchoCanceller:
         just before it."""
         self._closed = False
         self._arrived += missing + len(frame) // 2
-        self._gaps.append(missing)
-        self._ats.append(at)
+        self._gaps.append((missing, at))
         if at is not None:
             self._clock.append((self._arrived, at))
             first, first_at = self._clock[0]
@@ -377,8 +374,7 @@ class EchoCanceller:
         together once it is. ``now``: when it is processed (``time.time()``; a replay gives
         the time it was), for :attr:`behind`.
         """
-        gap = self._gaps.popleft() if self._gaps else 0
-        at = self._ats.popleft() if self._ats else None
+        gap, at = self._gaps.popleft() if self._gaps else (0, None)
         if at is not None:
             self.late_ms = ((time.time() if now is None else now) - at) * 1000
         if self._align is None:

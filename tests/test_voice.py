@@ -28,7 +28,15 @@ from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import Listener, MicrophoneClosed
-from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample, rms, to_wav
+from agentcade.voice.pcm import (
+    Resampler,
+    WavError,
+    decode_audio,
+    resample,
+    resume_point,
+    rms,
+    to_wav,
+)
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import (
@@ -1007,3 +1015,95 @@ async def test_half_duplex_judges_a_frame_deaf_when_it_arrives_not_when_it_is_re
     listener = Listener(relayed, ScriptedRecognizer(["不该听到"]), deaf=lambda: robot_speaks)
     with pytest.raises(MicrophoneClosed):  # nothing was heard in the robot's voice
         await listener.hear()
+
+
+async def _over_the_robot(
+    pcm: bytes, heard_lines: list[str], calls: list[str], *, lines: int = 1
+) -> None:
+    """Feed ``pcm`` to a listener while the robot speaks; record its calls in order."""
+    send, receive = trio.open_memory_channel[bytes](math.inf)
+    echo = EchoCanceller()
+    listener = Listener(
+        receive, ScriptedRecognizer(["我要猜大象", "第二句"]), echo=echo,
+        # as over a canceller that has long converged (this one never heard the robot)
+        vad=VadConfig(warming_prob=0.4, warming_ms=64),
+        speaking=lambda: True, on_barge_in=lambda: calls.append("barge_in"),
+        on_hold=lambda: calls.append("hold"), on_release=lambda: calls.append("release"),
+    )
+    async with trio.open_nursery() as nursery:
+
+        async def hear() -> None:
+            for _ in range(lines):
+                heard_lines.append((await listener.hear()).text)
+
+        nursery.start_soon(hear)
+        for frame in frames(pcm):
+            echo.arrived(frame)
+            send.send_nowait(frame)
+            await trio.lowlevel.checkpoint()
+        await trio.sleep(0.5)
+        nursery.cancel_scope.cancel()
+
+
+def test_a_voice_over_the_robot_pauses_it_and_is_a_barge_in_once_it_goes_on() -> None:
+    line = _espeak_line("我要猜大象")
+    heard: list[str] = []
+    calls: list[str] = []
+    trio.run(_over_the_robot, bytes(FRAME * 5) + line + bytes(32000), heard, calls)
+    assert calls == ["hold", "barge_in"]
+    assert heard == ["我要猜大象"]
+
+
+def test_a_short_sound_over_the_robot_pauses_it_and_lets_it_go_on_and_is_no_line() -> None:
+    """What the canceller leaves of the robot's voice ends with it: a burst of voice under
+    CONFIRM_MS is released, and only the line after it is heard."""
+    line = _espeak_line("我要猜大象")
+    voiced = next(i for i in range(0, len(line), 320) if rms(line[i:i + 320]) > 500)
+    burst = line[voiced:voiced + 2 * 16 * 150]  # 150 ms of voice
+    heard: list[str] = []
+    calls: list[str] = []
+    pcm = bytes(FRAME * 5) + burst + bytes(FRAME * 10) + line + bytes(32000)
+    trio.run(_over_the_robot, pcm, heard, calls)
+    assert calls == ["hold", "release", "hold", "barge_in"]
+    assert heard == ["我要猜大象"]
+
+
+def test_a_listener_cancelled_while_the_robot_is_paused_lets_it_go_on() -> None:
+    """The microphone closing (or the loop ending) while held never leaves the robot paused."""
+    line = _espeak_line("我要猜大象")
+    calls: list[str] = []
+
+    async def main() -> None:
+        send, receive = trio.open_memory_channel[bytes](math.inf)
+        echo = EchoCanceller()
+        with trio.CancelScope() as scope:
+
+            def hold() -> None:
+                calls.append("hold")
+                scope.cancel()
+
+            listener = Listener(
+                receive, ScriptedRecognizer(["我要猜大象"]), echo=echo,
+                vad=VadConfig(warming_prob=0.4, warming_ms=64), speaking=lambda: True,
+                on_barge_in=lambda: calls.append("barge_in"),
+                on_hold=hold,
+                on_release=lambda: calls.append("release"),
+            )
+            for frame in frames(bytes(FRAME * 5) + line):
+                echo.arrived(frame)
+                send.send_nowait(frame)
+            await listener.hear()
+
+    trio.run(main)
+    assert calls == ["hold", "release"]
+
+
+def test_a_paused_sentence_goes_on_from_the_gap_between_syllables_just_before_the_pause() -> None:
+    syllable, gap = tone(0.4, rate=24000), bytes(2 * 2400)  # 100 ms between syllables
+    pcm = syllable + gap + syllable
+    paused = len(syllable) + len(gap) + 2 * 24000 * 150 // 1000  # 150 ms into the second
+    at = resume_point(pcm, paused, 24000)
+    assert len(syllable) <= at < len(syllable) + len(gap)
+    assert at % 2 == 0
+    assert resume_point(pcm, 0, 24000) == 0
+    assert resume_point(pcm, 10**9, 24000) <= len(pcm)

@@ -34,6 +34,7 @@ from agentcade.testing.room import parse_room
 from agentcade.testing.sim import SimDevice, open_sim_robot
 from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.voice.config import BargeIn
+from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer, Synthesizer
@@ -476,3 +477,85 @@ async def test_the_robot_going_away_mid_reply_drops_the_reply_and_is_not_fatal()
             assert not voice.speaking
             await voice.speak("我回来了。")
     assert records.of("speech_end")[-1]["outcome"] == "completed"
+
+
+@asynccontextmanager
+async def _robot_with_ears(trace: Trace) -> AsyncIterator[tuple[SimDevice, VoiceRobot]]:
+    """A voice robot whose echo canceller follows its microphone, as ``run`` has it."""
+    async with open_sim_robot(device=SimDevice(audio_speed=SPEED)) as sim:
+        voice = VoiceRobot(sim, ToneSynthesizer(), trace=trace, print_speech=False)
+        voice.echo = EchoCanceller()
+        async with voice.audio.microphone() as mic, trio.open_nursery() as nursery:
+            voice.echo.opened()
+
+            async def relay() -> None:
+                async for frame in mic:
+                    assert voice.echo is not None
+                    voice.echo.arrived(frame.data, at=frame.at, missing=frame.missing)
+
+            nursery.start_soon(relay)
+            await trio.sleep(1.2)  # the canceller has learnt the microphone's clock
+            yield sim.device, voice
+            nursery.cancel_scope.cancel()
+
+
+async def _hold_into(device: SimDevice, voice: VoiceRobot, audio_s: float) -> None:
+    """Wait until the first clip has sounded ``audio_s`` seconds, then hold it."""
+    await device.audio.wait_clips(1)
+    await device.audio.wait_sound(device.audio.clips[0])
+    await trio.sleep(audio_s / SPEED)
+    voice.hold()
+
+
+async def test_a_sentence_paused_for_a_voice_goes_on_from_just_before_where_it_paused() -> None:
+    trace, records = recording_trace()
+    async with _robot_with_ears(trace) as (device, voice):
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(voice.speak, "一" * 50)  # 2 s of sound
+                await _hold_into(device, voice, 1.0)
+                await device.audio.wait_done(device.audio.clips[0])
+                await trio.sleep(0.5 / SPEED)
+                assert voice.held
+                assert len(device.audio.clips) == 1
+                voice.release()
+    first, rest = device.audio.clips
+    assert (first.outcome, rest.outcome) == ("aborted", "complete")
+    whole = 2 * 24000 * 2
+    played = whole - len(rest.pcm)  # where it went on
+    assert 0.6 * 48000 <= played <= 1.15 * 48000, played / 48000
+    assert rest.pcm == (await ToneSynthesizer().synthesize("一" * 50))[played:]
+    [held] = records.of("speech_held")
+    [resumed] = records.of("speech_resumed")
+    assert held["into_ms"] - 300 <= resumed["at_ms"] <= held["into_ms"]
+    assert records.of("speech_end")[-1]["outcome"] == "completed"
+
+
+async def test_a_hold_that_is_dropped_says_nothing_more_of_the_reply() -> None:
+    trace, records = recording_trace()
+    async with _robot_with_ears(trace) as (device, voice):
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(voice.speak, "一二三四五六七八九十。第二句不会说。")
+                await _hold_into(device, voice, 0.1)
+                await device.audio.wait_done(device.audio.clips[0])
+                voice.drop_hold()
+            assert not voice.speaking
+            assert not voice.held
+    assert [c.outcome for c in device.audio.clips] == ["aborted"]
+    assert [r["sentence"] for r in records.of("speech_start")] == ["一二三四五六七八九十。"]
+    assert records.of("speech_end")[-1]["outcome"] == "stopped"
+
+
+async def test_a_hold_between_sentences_keeps_the_next_one_until_it_is_released() -> None:
+    trace, _records = recording_trace()
+    async with _robot_with_ears(trace) as (device, voice):
+        voice.hold()
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(voice.speak, "等一下再说。")
+                await trio.sleep(0.5)
+                assert device.audio.clips == []
+                assert voice.speaking
+                voice.release()
+    assert [c.outcome for c in device.audio.clips] == ["complete"]

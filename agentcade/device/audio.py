@@ -73,6 +73,8 @@ class RobotAudio:
 
     def __init__(self, robot: SdkRobot) -> None:
         self.robot = robot
+        self.stopped_at = 0.0
+        """When the last :meth:`stop` was requested (``time.time()``)."""
 
     @property
     def sdk(self) -> WatcheRobot:
@@ -206,7 +208,11 @@ class RobotAudio:
             raise
 
     async def stop(self) -> None:
-        """Stop any sound the host is playing (errors are ignored: it is a best effort)."""
+        """Stop any sound the host is playing (errors are ignored: it is a best effort).
+
+        ``stopped_at`` is when the request left (``time.time()``): about when the sound
+        stopped, which the acknowledgement's return comes well after on a busy host."""
+        self.stopped_at = time.time()
         sdk = self.sdk
         with contextlib.suppress(*CommandErrorTypes):
             await trio.to_thread.run_sync(sdk.audio.stop)

@@ -361,6 +361,12 @@ class EchoCanceller:
         del self._reference[2 * keep:]
 
     @property
+    def rate(self) -> float:
+        """The microphone's samples per second by the host's clock (16,000 at real time; a
+        simulated robot may run faster)."""
+        return self._rate
+
+    @property
     def behind(self) -> bool:
         """Whether the host processes the microphone late (:data:`BEHIND_MS`)."""
         return self.late_ms > BEHIND_MS

@@ -46,13 +46,19 @@ from agentcade.voice.asr import Recognizer
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.vad import Detector, SileroDetector, VadConfig, make_detector
 
-__all__ = ["SPECULATE_MS", "Heard", "Listener", "MicrophoneClosed", "Speculative"]
+__all__ = ["CONFIRM_MS", "RELEASE_MS", "SPECULATE_MS", "Heard", "Listener", "MicrophoneClosed", "Speculative"]
 
 BYTES_PER_SECOND = 32000
 SPECULATE_MS = 160
 """Silence after the voice before what was said is recognised (the silence window, 800 ms,
 goes on meanwhile). Pauses between a child's words are mostly shorter; one that is not
 costs a recognition thrown away."""
+
+
+CONFIRM_MS = 192
+"""Voice after the robot paused for it that makes it a child's (a barge-in)."""
+RELEASE_MS = 160
+"""Silence after the robot paused for a voice that makes it no child's: the robot goes on."""
 
 
 @runtime_checkable
@@ -102,7 +108,14 @@ class Listener:
         speaking: Callable[[], bool] = lambda: False,
         on_barge_in: Callable[[], None] | None = None,
         actionable: Callable[[str], bool] = lambda text: False,
+        on_hold: Callable[[], None] | None = None,
+        on_release: Callable[[], None] | None = None,
     ) -> None:
+        self._on_hold = on_hold
+        """Called the moment a voice starts while ``speaking()``: the sound must pause, until
+        the voice is confirmed (``on_barge_in``) or found to be no child (``on_release``).
+        Without it, a start over the robot is a barge-in at once."""
+        self._on_release = on_release
         self._actionable = actionable
         """Whether a text can be acted on at once (then its utterance ends early)."""
         self._echo = echo
@@ -156,10 +169,19 @@ class Listener:
     async def hear(self) -> Heard:
         """The next utterance, recognised (its text may be "": nothing understood).
 
+        A voice over the robot that turns out to be none (see :meth:`_confirm`) is no
+        utterance: the robot goes on and this waits for the next.
+
         Raises:
             MicrophoneClosed: the microphone stream ended.
             VoiceError: the recognizer failed.
         """
+        while True:
+            heard = await self._hear_once()
+            if heard is not None:
+                return heard
+
+    async def _hear_once(self) -> Heard | None:
         detector = self._detector
         detector.reset()
         echo = self._echo
@@ -179,17 +201,52 @@ class Listener:
             if step.kind == "start":
                 break
         barged = False
+        held: float | None = None
+        """While the robot is paused for this voice: its voiced ms when the hold began."""
+        released = False
 
-        def over_robot() -> None:
-            """The child talks while the robot speaks: stop it (once an utterance)."""
-            nonlocal barged
+        def over_robot(*, sure: bool) -> None:
+            """The child talks while the robot speaks: stop it (once an utterance), or pause
+            it until the voice is confirmed when it may be the robot's own echo."""
+            nonlocal barged, held
             barged = True
-            self._trace.record("speech_over_robot", voiced_ms=round(detector.voiced_ms))
-            if self._on_barge_in is not None:
+            hold = not sure and self._on_hold is not None
+            self._trace.record("speech_over_robot", voiced_ms=round(detector.voiced_ms),
+                               held=hold)
+            if hold:
+                assert self._on_hold is not None
+                held = detector.voiced_ms
+                self._on_hold()
+            elif self._on_barge_in is not None:
                 self._on_barge_in()
 
-        if echo is not None and self._speaking():
-            over_robot()
+        def confirm(step_kind: str) -> bool:
+            """While held: go on (True), or confirm it a child (barge-in), or let the robot go
+            on (released: False, this utterance is dropped)."""
+            nonlocal held, released
+            if held is None:
+                return True
+            verdict = self._confirm(detector, held, step_kind)
+            if verdict is None:
+                return True
+            voiced_ms = round(detector.voiced_ms)
+            held = None
+            if verdict:
+                self._trace.record("barge_in_confirmed", voiced_ms=voiced_ms)
+                if self._on_barge_in is not None:
+                    self._on_barge_in()
+                return True
+            released = True
+            self._trace.record("barge_in_released", voiced_ms=voiced_ms)
+            if self._on_release is not None:
+                self._on_release()
+            return False
+
+        # A start while the robot's voice may be in the frames (it speaks, or its echo is
+        # still heard) may be that voice; one begun in the quiet is a child's.
+        quiet_start = echo is None or not (self._speaking() or echo.audible)
+        if not quiet_start:
+            over_robot(sure=False)
         send, receive = trio.open_memory_channel[bytes](math.inf)
         send.send_nowait(step.audio)
         speculative = self._recognizer if isinstance(self._recognizer, Speculative) else None
@@ -244,7 +301,7 @@ class Listener:
                         if not barged and self._speaking():
                             # The robot began to speak (the reply to the line before) while
                             # the child was still talking: they talk over it, so it stops.
-                            over_robot()
+                            over_robot(sure=quiet_start)
                         if not frame:  # waiting while the robot's sentence is placed
                             continue
                         mic = echo.last_input
@@ -255,6 +312,10 @@ class Listener:
                         nursery.cancel_scope.cancel()
                         return
                     step = detector.feed(frame, mic)
+                    if not confirm(step.kind):  # the robot's own voice: it goes on
+                        detector.reset()
+                        nursery.cancel_scope.cancel()
+                        return
                     if speculative is None:
                         send.send_nowait(step.audio)
                     if kept is not None:
@@ -268,15 +329,21 @@ class Listener:
                             voiced_ms=round(detector.voiced_ms),
                         )
                         return
-                    if speculative is not None:
+                    if speculative is not None and held is None:
                         pause(step.kind)
 
         text = ""
-        with lone_exception():  # the recogniser's VoiceError, the microphone's end: as they are
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(follow)
-                if speculative is None:
-                    text = await self._recognizer.transcribe(receive)
+        try:
+            with lone_exception():  # the recogniser's VoiceError, the microphone's end: as they are
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(follow)
+                    if speculative is None:
+                        text = await self._recognizer.transcribe(receive)
+        finally:
+            if held is not None and self._on_release is not None:
+                self._on_release()  # never left paused: the microphone closed, or cancelled
+        if released:
+            return None
         if speculative is not None and not dropped:
             last = guess
             if early and last is not None and last.text is not None:
@@ -298,6 +365,20 @@ class Listener:
         self._trace.record("asr_final", text=text, asr_ms=heard.asr_ms,
                            recognizer=self._recognizer.name, early=early)
         return heard
+
+
+    def _confirm(self, detector: Detector, held: float, step_kind: str) -> bool | None:
+        """Whether a voice that paused the robot is a child's: True once it has gone on for
+        :data:`CONFIRM_MS` more (what the canceller leaves of the robot's voice comes in
+        short bursts, and it ends with that voice: a child goes on), False once
+        :data:`RELEASE_MS` of silence came first or the utterance ended, None while
+        undecided. Judged from the hold on, not from when the robot's voice has left the
+        room: on a busy host that can be half a second later, after a short line was said."""
+        if detector.voiced_ms - held >= CONFIRM_MS:
+            return True
+        if step_kind == "end" or detector.silence_ms >= RELEASE_MS:
+            return False
+        return None
 
 
 class _Guess:

@@ -25,7 +25,9 @@ from av.audio.resampler import AudioResampler
 
 from agentcade.core.errors import VoiceError
 
-__all__ = ["Resampler", "WavError", "decode_audio", "resample", "rms", "seconds", "to_wav"]
+__all__ = [
+    "Resampler", "WavError", "decode_audio", "resample", "resume_point", "rms", "seconds", "to_wav",
+]
 
 
 class WavError(VoiceError, ValueError):
@@ -51,6 +53,27 @@ def rms(pcm: bytes) -> float:
 def seconds(pcm: bytes, rate: int) -> float:
     """How long ``pcm`` lasts at ``rate`` Hz."""
     return len(pcm) / (2 * rate)
+
+
+def resume_point(pcm: bytes, position: int, rate: int, *, back_ms: int = 300) -> int:
+    """Where to pick ``pcm`` up again after it was paused at byte ``position``: the start of
+    its quietest 20 ms in the ``back_ms`` before, so a sentence goes on from a gap between
+    syllables instead of from the middle of one (a byte offset, on a sample).
+
+    Said again from there, the listener hears the word it was cut in whole; from the
+    exact point it would hear half a syllable.
+    """
+    position = max(0, min(position - position % 2, len(pcm) - len(pcm) % 2))
+    window = 2 * rate // 50
+    earliest = max(0, position - 2 * rate * back_ms // 1000)
+    if position - earliest < window:
+        return earliest
+    best, quietest = position, math.inf
+    for start in range(position - window, earliest - 1, -window // 2):
+        level = rms(pcm[start:start + window])
+        if level < quietest:
+            best, quietest = start, level
+    return best
 
 
 def _frame_bytes(frame: AudioFrame) -> bytes:

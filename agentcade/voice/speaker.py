@@ -8,6 +8,14 @@ SDK robot unchanged; :meth:`VoiceRobot.speak` splits the text into sentences
 :class:`~agentcade.device.audio.RobotAudio`. Cancelling ``speak`` (a barge-in) stops the
 sound on the robot at once and synthesises nothing more.
 
+Full duplex: a voice that begins over the robot is not yet known to be a child's (what the
+echo canceller leaves of the robot's own voice can sound like one). :meth:`VoiceRobot.hold`
+pauses the sound at once (the child hears the robot stop as soon as they start) and nothing
+more is said; :meth:`VoiceRobot.release` picks the sentence up again from a gap between
+syllables just before where it paused (:func:`~agentcade.voice.pcm.resume_point`), when the
+listener found no child; a confirmed barge-in cancels ``speak`` as before. Without the
+robot's voice in the room, telling a child from an echo is easy.
+
 Half duplex: :attr:`VoiceRobot.deaf` is true while the robot speaks and for
 :data:`ECHO_TAIL` seconds after (the room's echo of its own voice, and microphone frames
 still on their way), so the listener drops what the microphone hears then.
@@ -15,7 +23,9 @@ still on their way), so the listener drops what the microphone hears then.
 Trace records: ``speech_text`` (text, sentences) when a reply reaches the voice,
 ``speech_start`` (sentence, index, synth_ms) when a sentence's sound
 starts, ``speech_end`` (sentence, index, outcome, ms), ``tts_failed`` (sentence, error:
-the sentence is skipped, never half said), ``speech_failed`` (sentence, error: the robot
+the sentence is skipped, never half said), ``speech_held`` (sentence, into_ms: paused for a
+voice over it), ``speech_resumed`` (sentence, at_ms: where it goes on, paused_ms),
+``speech_failed`` (sentence, error: the robot
 went away mid-reply; the rest of the reply is dropped, the program goes on).
 """
 
@@ -34,7 +44,7 @@ from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.audio import SPEAKER_RATE, RobotAudio
 from agentcade.device.robots import SPEAKER, Outcome, SdkRobot
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.pcm import resample
+from agentcade.voice.pcm import resample, resume_point
 from agentcade.voice.sentences import split_sentences
 from agentcade.voice.tts import Synthesizer
 
@@ -74,6 +84,12 @@ class VoiceRobot:
         self.now_saying: tuple[str, float] | None = None
         """The sentence sounding now and when (trio time) it started."""
         self._sound_started = trio.Event()
+        self._hold: _Hold | None = None
+        """While the sound is paused for a voice over it."""
+        self._last_hold = _Hold()
+        self._clip_scope: trio.CancelScope | None = None
+        self.holds = 0
+        """How many times the sound was paused for a voice over it."""
         self.sound_starts: list[float] = []
         """Wall-clock time (``time.time()``) of every sentence's first sound, in order."""
 
@@ -125,6 +141,48 @@ class VoiceRobot:
                 return
             await trio.sleep(max(remaining, 0.01))
 
+    @property
+    def held(self) -> bool:
+        """Whether the sound is paused for a voice over it (see the module docstring)."""
+        return self._hold is not None
+
+    def hold(self) -> None:
+        """Pause the sound now: a voice began over the robot (not yet known to be a child's).
+
+        The clip sounding stops on the robot at once; nothing more is played until
+        :meth:`release` (go on) or :meth:`drop_hold` (a child: the sentence is not resumed).
+        """
+        if self._hold is not None:
+            return
+        self._hold = self._last_hold = _Hold(time.time())
+        self.holds += 1
+        if self._clip_scope is not None:
+            self._clip_scope.cancel()
+
+    def release(self) -> None:
+        """The voice over the robot was not a child's: the paused sentence goes on."""
+        self._end_hold(kept=True)
+
+    def drop_hold(self) -> None:
+        """The voice over the robot was a child's: the paused sentence is not resumed (the
+        turn is being cancelled; ``speak`` stops if it is not)."""
+        self._end_hold(kept=False)
+
+    def _end_hold(self, *, kept: bool) -> None:
+        hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.kept = kept
+            hold.over.set()
+
+    @staticmethod
+    async def _wait_hold(hold: _Hold | None) -> bool:
+        """Wait until ``hold`` is over; whether to go on (True unless it was dropped)."""
+        if hold is None:
+            await trio.lowlevel.checkpoint()
+            return True
+        await hold.over.wait()
+        return hold.kept
+
     async def wait_sentences(self, count: int) -> None:
         """Wait until ``count`` sentences have started to sound (``sound_starts``)."""
         while len(self.sound_starts) < count:
@@ -160,7 +218,9 @@ class VoiceRobot:
                         if pcm is None:
                             continue
                         try:
-                            await self._play(index, sentence, pcm, synth_ms, reference)
+                            if not await self._play(index, sentence, pcm, synth_ms, reference):
+                                nursery.cancel_scope.cancel()  # a child's voice stopped it
+                                break
                         except DeviceError as exc:
                             # The robot went away mid-reply (a Daemon restart, the robot
                             # dropping off): the rest of the reply cannot be said; listening
@@ -198,7 +258,10 @@ class VoiceRobot:
 
     async def _play(
         self, index: int, sentence: str, pcm: bytes, synth_ms: int, reference: bytes | None
-    ) -> None:
+    ) -> bool:
+        """Play one sentence; False when a hold over it was dropped (a child spoke)."""
+        if not await self._wait_hold(self._hold):  # held before it began
+            return False
         started = trio.current_time()
         self.sound_starts.append(time.time())
         self._sound_started.set()
@@ -206,29 +269,86 @@ class VoiceRobot:
         self.now_saying = (sentence, started)
         if self.record is not None:
             self.record(pcm)
-        echo = self.echo
-        on_sound = None
-        if echo is not None and reference is not None:
-            laid = reference
-
-            def on_sound(at: float) -> None:
-                # The whole sentence with its first clip (one clip is 87 s of speech).
-                nonlocal laid
-                if laid:
-                    echo.play(laid, now=at)
-                    laid = b""
-
         self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=synth_ms,
                            audio_ms=round(len(pcm) / 48))
         outcome = "cancelled"
+        offset = 0
+        """Where in ``pcm`` the clip being played begins (after a hold, where it goes on)."""
         try:
-            outcome = await self.audio.play(pcm, on_sound=on_sound)
+            while True:
+                sent: list[float] = []
+                with trio.CancelScope() as scope:
+                    self._clip_scope = scope
+                    try:
+                        outcome = await self.audio.play(
+                            pcm[offset:], on_sound=self._on_sound(reference, offset, sent))
+                    finally:
+                        self._clip_scope = None
+                if not scope.cancelled_caught:
+                    return True
+                # Held: paused where it was; go on from a gap just before, or not at all.
+                # The canceller is told once the robot has stopped (on a busy host that can
+                # be long after the hold), not before: echo it does not expect is a voice.
+                if self.echo is not None:
+                    self.echo.stop()
+                hold = self._last_hold
+                paused_at = offset + max(0, self._played(sent))
+                self._trace.record("speech_held", sentence=sentence, index=index,
+                                   into_ms=round(paused_at / 48))
+                if not await self._wait_hold(hold):
+                    outcome = "stopped"
+                    return False
+                offset = resume_point(pcm, paused_at, SPEAKER_RATE)
+                self._trace.record("speech_resumed", sentence=sentence, index=index,
+                                   at_ms=round(offset / 48),
+                                   paused_ms=round((time.time() - hold.at) * 1000))
         finally:
             self.now_saying = None
-            if echo is not None and outcome != "completed":
-                echo.stop()  # stopped or failed: no more of it comes out of the speaker
+            if self.echo is not None and outcome != "completed":
+                self.echo.stop()  # stopped or failed: no more of it comes out of the speaker
             self._trace.record("speech_end", sentence=sentence, index=index, outcome=outcome,
                                ms=_ms(started))
+
+    def _played(self, sent: list[float]) -> int:
+        """Bytes of the clip played when it was stopped: by the microphone's clock when the
+        echo canceller follows it (a simulated robot may run faster than real time), else by
+        the wall clock. ``sent``: when the clip began to sound."""
+        if not sent:
+            return 0
+        seconds = self.audio.stopped_at - sent[0]
+        if self.echo is not None:  # the microphone's samples per second: 16,000 at real time
+            return round(seconds * self.echo.rate) * 3  # 16 kHz samples -> bytes at 24 kHz
+        return round(seconds * SPEAKER_RATE) * 2
+
+    def _on_sound(
+        self, reference: bytes | None, offset: int, sent: list[float]
+    ) -> Callable[[float], None]:
+        """What ``audio.play`` calls as each clip starts to sound: the echo canceller is given
+        the 16 kHz reference from ``offset`` (bytes of the 24 kHz clip) on, whole, with the
+        first clip (one clip is 87 s of speech); ``sent`` keeps when."""
+        echo = self.echo
+        laid = b""
+        if echo is not None and reference is not None:
+            laid = reference[2 * (offset // 2 * 2 // 3):]
+
+        def on_sound(at: float) -> None:
+            nonlocal laid
+            sent.append(at)
+            if laid and echo is not None:
+                echo.play(laid, now=at)
+                laid = b""
+
+        return on_sound
+
+
+class _Hold:
+    """One pause for a voice over the robot: when it began, how it ended."""
+
+    def __init__(self, at: float = 0.0) -> None:
+        self.at = at
+        self.over = trio.Event()
+        self.kept = True
+        """The sentence goes on (``release``), or not (``drop_hold``)."""
 
 
 _Clip = tuple[int, str, bytes | None, int, bytes | None]

@@ -14,7 +14,10 @@
   is a barge-in; with ``touch`` it is deaf while the robot speaks (half duplex);
 * a barge-in — that speech, or a back-touch press while the robot speaks (or has more queued
   to say) — stops the sound at once and ``agent.interrupt()`` cancels the turn the way
-  ``end`` does; listening goes on.
+  ``end`` does; listening goes on. A voice over the robot first only pauses it
+  (``VoiceRobot.hold``): with the robot quiet, a child goes on talking and the barge-in is
+  confirmed; what its own echo left ends with its voice, and the sentence goes on
+  (``VoiceRobot.release``, from a gap just before where it paused).
 
 A failed recognition is traced (``asr_failed``), the family hears one short line, and the
 loop listens again; so does an utterance that held a voice (:data:`VOICED_ENOUGH_S`) but gave
@@ -251,6 +254,7 @@ class VoiceLoop:
             frames, self.recognizer, vad=self.vad,
             deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
             echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
+            on_hold=self.robot.hold, on_release=self.robot.release,
             actionable=lambda text: hearing.actionable(self.agent, text),
         )
         self.trace.record("voice_listening", recognizer=self.recognizer.name,
@@ -311,6 +315,7 @@ class VoiceLoop:
 
     def _barge_in(self, by: Literal["voice", "touch"]) -> None:
         """Stop the robot now: the sound, what is queued, and the turn in flight."""
+        self.robot.drop_hold()  # paused for this voice: it does not go on
         if not self._talking():
             return
         self.barge_ins += 1

@@ -49,6 +49,7 @@ from typing import Any
 
 import trio
 
+from agentcade.core.trace import Trace
 from agentcade.testing.child import child_voice
 from agentcade.testing.load import cpu_load
 from agentcade.testing.room import parse_room
@@ -91,6 +92,7 @@ class Ears:
 async def bench(
     sentences: int, overlaps: int, speed: float, seed: int, capture: str | None = None,
     voices: str = "neural", loads: tuple[int, ...] = (0,), in_loop: bool = False,
+    hard: bool = False,
 ) -> None:
     room = parse_room(f"noise=700,echo=0.3,child={voices}")
     mouth = await child_voice(room)
@@ -106,7 +108,7 @@ async def bench(
             path = None if capture is None else (
                 capture if len(loads) == 1 else f"{capture}.load{load}")
             await _one(sentences, overlaps, speed, random.Random(seed), path, room, child,
-                       robot_voice, in_loop)
+                       robot_voice, in_loop, hard)
 
 
 @asynccontextmanager
@@ -128,11 +130,12 @@ def _loadavg() -> str:
 
 async def _one(
     sentences: int, overlaps: int, speed: float, rng: random.Random, capture: str | None,
-    room: Any, child: dict[str, bytes], robot_voice: Synthesizer, in_loop: bool,
+    room: Any, child: dict[str, bytes], robot_voice: Synthesizer, in_loop: bool, hard: bool,
 ) -> None:
     async with _open_robot(room, speed, in_loop) as sim:
         device = sim.device
-        voice = VoiceRobot(sim, robot_voice, print_speech=False)
+        records: list[dict[str, Any]] = []
+        voice = VoiceRobot(sim, robot_voice, print_speech=False, trace=Trace(records.append))
         echo = EchoCanceller()
         events: list[tuple[object, ...]] | None = [] if capture else None
         if events is not None:
@@ -156,9 +159,14 @@ async def _one(
                           f"the echo, converged {echo.converged}, onset {echo.onset}")
             if events is not None:  # capturing: the robot is never stopped
                 return
+            voice.drop_hold()
             echo.stop()
             for scope in speak_scope:
                 scope.cancel()
+
+        def hold() -> None:
+            if events is None and not hard:
+                voice.hold()
 
         async with voice.audio.microphone() as mic, trio.open_nursery() as nursery:
             send, frames = trio.open_memory_channel[bytes](math.inf)
@@ -170,7 +178,8 @@ async def _one(
 
             nursery.start_soon(relay)
             listener = Listener(frames, ears, echo=echo, speaking=lambda: voice.speaking,
-                                on_barge_in=barge_in)
+                                on_barge_in=barge_in, on_hold=None if hard else hold,
+                                on_release=voice.release)
             original = echo.process
 
             def timed(frame: bytes, *, now: float | None = None) -> bytes:
@@ -210,14 +219,19 @@ async def _one(
                 events.append(("phase", "alone"))
             # 1. The robot alone.
             false = 0
+            holds_before = voice.holds
             for i in range(sentences):
                 before = len(barged)
                 started.append(trio.current_time())
                 await say(ROBOT[i % len(ROBOT)])
                 false += len(barged) > before
                 await trio.sleep(0.3 / speed)
+            paused = [r["paused_ms"] for r in records if r["type"] == "speech_resumed"]
             print(f"robot sentences with nobody talking: {sentences}; false barge-ins: {false} "
-                  f"(fan noise RMS 700, echo 0.3, sim at {speed:g}x)")
+                  f"(fan noise RMS 700, echo 0.3, sim at {speed:g}x); paused for its own "
+                  f"voice and went on: {voice.holds - holds_before - false}"
+                  + (f" (paused p50 {statistics.median(paused):.0f} ms, max {max(paused)})"
+                     if paused else ""))
             for line in detail:
                 print(f"  false barge-in {line}")
             if events is not None:
@@ -245,7 +259,8 @@ async def _one(
                     mine = device.audio.clips[clips:]
                     for piece in mine:
                         await device.audio.wait_done(piece)
-                    cut = [p for p in mine if p.outcome == "aborted" and p.ended is not None]
+                    cut = [p for p in mine if p.outcome == "aborted" and p.ended is not None
+                           and p.ended >= onset]
                     if len(barged) > before and cut:
                         stopped += 1
                         latencies.append((cut[0].ended - onset) * speed * 1000)
@@ -325,13 +340,15 @@ def main() -> None:
                         "(the robot is then never stopped; .loadN added with several loads)")
     parser.add_argument("--loads", default="0",
                         help="CPU-bound processes beside it, one run each: e.g. 0,2")
+    parser.add_argument("--hard", action="store_true",
+                        help="a voice over the robot stops it at once (no pause to confirm it)")
     parser.add_argument("--in-loop", action="store_true",
                         help="the simulated robot in the host's loop, not in its own process")
     args = parser.parse_args()
     os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp(prefix="agentcade-bench-"))
     loads = tuple(int(n) for n in args.loads.split(","))
     trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed, args.capture,
-             args.voices, loads, args.in_loop, clock=WallClock())
+             args.voices, loads, args.in_loop, args.hard, clock=WallClock())
 
 
 if __name__ == "__main__":

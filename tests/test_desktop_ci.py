@@ -58,11 +58,12 @@ def test_it_runs_on_windows_and_macos_for_every_push() -> None:
     assert job()["defaults"]["run"]["shell"] == "bash"  # one script for both, Git Bash on Windows
 
 
-def test_it_installs_with_the_test_and_build_extras_on_python_3_11() -> None:
+def test_it_installs_with_the_test_build_and_voice_extras_on_python_3_11() -> None:
+    """The voice extra too: the executable carries the speech runtimes and models."""
     setup = next(s for s in job()["steps"] if str(s.get("uses", "")).startswith("actions/setup-python"))
     assert setup["with"]["python-version"] == "3.11"
     install = step("Install")["run"]
-    assert "-m pip install -q -e '.[test,build]'" in install
+    assert "-m pip install -q -e '.[test,build,voice]'" in install
     assert ".venv/Scripts" in install  # a Windows venv keeps its programs there
 
 

@@ -1,14 +1,17 @@
 """The one-file executable: build it with ``build/build.py`` and run it like a user would.
 
 Set ``AGENTCADE_EXE=/path/to/agentcade`` to test a prebuilt executable instead of
-building one (the build takes about a minute). The executable runs from an empty temp
-folder with an almost empty environment, so nothing from the checkout or the developer's
-settings can leak in: a game that plays proves its code loaded from inside the bundle.
+building one (the build takes about a minute; it needs the voice extra, whose speech models
+go inside). The executable runs from an empty temp folder with an almost empty environment
+(its own empty HOME, no models folder setting), so nothing from the checkout or the
+developer's settings and models can leak in: a game that plays proves its code loaded from
+inside the bundle, and a line heard proves the recogniser's model came from it.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from agentcade import __version__
-from tests.needs import need_program
+from agentcade.voice.models import BAKER_VOICE, BUNDLE_FOLDER, WHISPER_BASE, archive_entries
+from tests.needs import need_speech_models
 
 pytestmark = pytest.mark.build
 
@@ -48,6 +52,7 @@ def exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return path
     if importlib.util.find_spec("PyInstaller") is None:
         pytest.skip("PyInstaller is not installed (pip install -e '.[build]')")
+    need_speech_models()  # the build puts them inside
     # Own work folder too: a clean build is barely slower than a cached one, and two test
     # runs at once must not share PyInstaller's build/work.
     dist = tmp_path_factory.mktemp("dist")
@@ -175,15 +180,38 @@ def test_the_local_pages_are_served_from_the_bundle(exe: Path, tmp_path: Path) -
                 proc.wait()
 
 
-def test_run_plays_a_spoken_scenario_on_the_simulated_robot_from_the_bundle(run, tmp_path: Path) -> None:
-    """The voice is bundled: PyAV (the microphone's Opus, resampling) and Silero detection.
-    The embedded recogniser and the neural voice are not in the one-file executable yet (see
-    the README): the scenario is recognised by script and spoken by espeak-ng here."""
-    need_program("espeak-ng", package="espeak-ng")
+def test_the_speech_models_are_inside_and_a_command_that_does_not_listen_leaves_them(
+    exe: Path, run, tmp_path: Path
+) -> None:
+    """Both models are entries the bootloader keeps in place (never unpacked at a start)."""
+    entries = archive_entries(exe)
+    for model in (WHISPER_BASE, BAKER_VOICE):
+        for name, _digest, size in model.files:
+            assert entries[f"{BUNDLE_FOLDER}/{model.name}/{name}"][1] == size
+    proc = run("--version")
+    assert proc.returncode == 0, _explain(proc)
+    assert not list((tmp_path / "home").rglob("*.bin")), "--version copied a model out"
+
+
+def test_run_hears_and_speaks_with_its_own_models_and_no_voice_setting(run, tmp_path: Path) -> None:
+    """No ASR_PROVIDER, no TTS_PROVIDER, an empty home: the child (the neural voice, from the
+    executable's models) is heard by the embedded recogniser and answered in the neural
+    voice; PyAV (the microphone's Opus) and Silero detection are bundled too."""
     scenario = tmp_path / "s.txt"
     scenario.write_text("有什么游戏\n", encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
     proc = run("run", "--robot", "sim", "--say-file", str(scenario), "--no-pages", "--sim-speed", "8",
-               "--room", "child=espeak", ASR_PROVIDER="scripted", TTS_PROVIDER="espeak")
+               "--trace-file", str(trace))
     assert proc.returncode == 0, _explain(proc)
+    assert "local:whisper-base 识别，neural:baker 说话" in proc.stdout, _explain(proc)
     assert "剧本说完了" in proc.stdout, _explain(proc)
     assert "改用音量检测" not in proc.stderr, _explain(proc)  # Silero loaded
+    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    heard = [r for r in records if r["type"] == "asr_final"]
+    assert [r["recognizer"] for r in heard] == ["local:whisper-base"], _explain(proc)
+    assert "游戏" in heard[0]["text"], heard
+    assert any(r["type"] == "main_route" and r["route"] == "list" for r in records), heard
+    assert any(r["type"] == "speech_end" and r["outcome"] == "completed" for r in records)
+    copied = tmp_path / "home" / ".local" / "share" / "agentcade" / "models"
+    if sys.platform.startswith("linux"):  # where platformdirs puts the data folder here
+        assert sorted(p.parent.name for p in copied.glob("*/.verified")) == ["baker-zh", "whisper-base"]

@@ -154,8 +154,24 @@ def _explain(proc: subprocess.CompletedProcess[str]) -> str:
     return f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
 
 
-def test_the_binary_holds_the_one_game_and_nothing_else_from_games(exe: Path) -> None:
+
+def test_the_binary_carries_no_speech_model_nor_runtime(exe: Path) -> None:
+    """The robot's ears and voice are the host executable's: a game server has none of them."""
     from PyInstaller.archive.readers import CArchiveReader  # type: ignore[import-untyped]
+
+    from agentcade.commands._bundle import HOST_ONLY
+
+    archive = CArchiveReader(str(exe))
+    modules = list(archive.open_embedded_archive("PYZ.pyz").toc)
+    names = [*archive.toc, *modules]
+    speech = (*HOST_ONLY, "onnxruntime", "agentcade-models")
+    assert "yaml" in modules  # (the modules are listed)
+    assert not [n for n in names if n.replace("\\", "/").split("/")[0].split(".")[0] in speech]
+    assert not [n for n in names if n.endswith((".tflite", "model.bin"))]
+
+
+def test_the_binary_holds_the_one_game_and_nothing_else_from_games(exe: Path) -> None:
+    from PyInstaller.archive.readers import CArchiveReader
 
     names = set(CArchiveReader(str(exe)).toc)
     prefix = f"game/{GAME_ID}/"

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from agentcade.commands import build_game
-from agentcade.commands._bundle import shipped, source_imports
+from agentcade.commands._bundle import HOST_ONLY, STRIP, shipped, source_imports, strip_wanted
 from tests.needs import need_module, need_pip_program, need_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,6 +142,21 @@ def test_the_plan_bundles_the_game_and_not_the_other_games(pyinstaller: None) ->
     assert not [src for src, dest in plan.datas if dest.startswith("game/") and "/deploy/" in src]
     assert "yaml" in plan.hiddenimports
     assert "numpy" in plan.excludes  # the game does not use it
+
+
+def test_a_game_binary_carries_no_speech_runtime(pyinstaller: None) -> None:
+    """The robot's ears and voice are the host's (agentcade.spec), never a game server's."""
+    plan = build_game.plan_build(RIDDLE)
+    assert set(HOST_ONLY) | {"onnxruntime"} <= set(plan.excludes)
+    assert not [src for src, _ in plan.datas if "agentcade-models" in src or src.endswith((".tflite", ".bin"))]
+
+
+def test_libraries_auditwheel_placed_are_never_stripped() -> None:
+    """strip breaks NumPy's OpenBLAS (a ``numpy.libs`` library patchelf rewrote)."""
+    assert not strip_wanted("numpy.libs/libscipy_openblas64_-32a4b2a6.so")
+    assert not strip_wanted("ctranslate2.libs/libctranslate2-a7a60d30.so.4.8.5")
+    assert strip_wanted("ctranslate2/_ext.cpython-311-x86_64-linux-gnu.so") == STRIP
+    assert strip_wanted("libpython3.11.so.1.0") == STRIP
 
 
 def test_a_requirement_that_is_not_installed_is_named(pyinstaller: None, tmp_path: Path) -> None:

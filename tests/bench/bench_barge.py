@@ -1,7 +1,7 @@
 """Talking over the robot: false barge-ins from its own voice, and a child who interrupts it.
 
 Run: ``.venv/bin/python tests/bench/bench_barge.py [--sentences 100] [--overlaps 40]
-[--speed 1] [--voices neural|espeak] [--loads 0,2] [--in-loop]`` (several minutes at real
+[--speed 1] [--voices neural|espeak] [--loads 0,2] [--modes hold,hard] [--in-loop]`` (several minutes at real
 time per load). The robot and the child speak with the neural voice (the child at a child's
 pitch) unless ``--voices espeak``.
 
@@ -67,7 +67,7 @@ ROBOT = [
     "画好啦，就在屏幕上。你猜这是什么动物？",
     "谜面是：小小一间房，只开一扇窗，你猜是什么？",
 ]
-CHILD = ["结束游戏", "不知道", "我猜十五", "是小猫吗", "给我一点提示"]
+CHILD = ["结束游戏", "不知道", "我猜十五", "是小猫吗", "给我一点提示", "七"]
 
 
 class Ears:
@@ -92,7 +92,7 @@ class Ears:
 async def bench(
     sentences: int, overlaps: int, speed: float, seed: int, capture: str | None = None,
     voices: str = "neural", loads: tuple[int, ...] = (0,), in_loop: bool = False,
-    hard: bool = False,
+    modes: tuple[str, ...] = ("hold",),
 ) -> None:
     room = parse_room(f"noise=700,echo=0.3,child={voices}")
     mouth = await child_voice(room)
@@ -107,8 +107,12 @@ async def bench(
                   f"{_loadavg()})")
             path = None if capture is None else (
                 capture if len(loads) == 1 else f"{capture}.load{load}")
-            await _one(sentences, overlaps, speed, random.Random(seed), path, room, child,
-                       robot_voice, in_loop, hard)
+            for mode in modes:
+                if len(modes) > 1:
+                    print(f"- {mode}: " + ("a voice over the robot pauses it until confirmed"
+                                           if mode == "hold" else "it stops the robot at once"))
+                await _one(sentences, overlaps, speed, random.Random(seed), path, room, child,
+                           robot_voice, in_loop, mode == "hard")
 
 
 @asynccontextmanager
@@ -340,15 +344,16 @@ def main() -> None:
                         "(the robot is then never stopped; .loadN added with several loads)")
     parser.add_argument("--loads", default="0",
                         help="CPU-bound processes beside it, one run each: e.g. 0,2")
-    parser.add_argument("--hard", action="store_true",
-                        help="a voice over the robot stops it at once (no pause to confirm it)")
+    parser.add_argument("--modes", default="hold",
+                        help="hold (a voice over the robot pauses it until confirmed), hard "
+                        "(it stops the robot at once), or both in one run: hold,hard")
     parser.add_argument("--in-loop", action="store_true",
                         help="the simulated robot in the host's loop, not in its own process")
     args = parser.parse_args()
     os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp(prefix="agentcade-bench-"))
     loads = tuple(int(n) for n in args.loads.split(","))
     trio.run(bench, args.sentences, args.overlaps, args.speed, args.seed, args.capture,
-             args.voices, loads, args.in_loop, args.hard, clock=WallClock())
+             args.voices, loads, args.in_loop, tuple(args.modes.split(",")), clock=WallClock())
 
 
 if __name__ == "__main__":

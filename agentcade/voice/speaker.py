@@ -13,8 +13,9 @@ Half duplex: :attr:`VoiceRobot.deaf` is true while the robot speaks and for
 still on their way), so the listener drops what the microphone hears then.
 
 Trace records: ``speech_text`` (text, sentences) when a reply reaches the voice,
-``speech_start`` (sentence, index, synth_ms) when a sentence's sound
-starts, ``speech_end`` (sentence, index, outcome, ms), ``tts_failed`` (sentence, error:
+``speech_start`` (sentence, index, synth_ms, reference_ms: the echo reference's
+resampling, audio_ms) when a sentence's sound starts, ``speech_end`` (sentence, index,
+outcome, ms), ``tts_failed`` (sentence, error:
 the sentence is skipped, never half said), ``speech_failed`` (sentence, error: the robot
 went away mid-reply; the rest of the reply is dropped, the program goes on).
 """
@@ -156,11 +157,12 @@ class VoiceRobot:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._synthesize_all, sentences, send)
                 async with receive:
-                    async for index, sentence, pcm, synth_ms, reference in receive:
+                    async for index, sentence, pcm, synth_ms, reference, reference_ms in receive:
                         if pcm is None:
                             continue
                         try:
-                            await self._play(index, sentence, pcm, synth_ms, reference)
+                            await self._play(index, sentence, pcm, (synth_ms, reference_ms),
+                                             reference)
                         except DeviceError as exc:
                             # The robot went away mid-reply (a Daemon restart, the robot
                             # dropping off): the rest of the reply cannot be said; listening
@@ -191,13 +193,15 @@ class VoiceRobot:
                     self._trace.record("tts_failed", sentence=sentence, error=str(exc))
                     sys.stderr.write(f"agentcade: 语音合成失败，这句没说：{exc}\n")
                     pcm = None
+                synth_ms = _ms(started)
                 reference = None
                 if pcm and self.echo is not None:  # what the echo canceller will expect
                     reference = await trio.to_thread.run_sync(resample, pcm, SPEAKER_RATE, 16000)
-                await send.send((index, sentence, pcm or None, _ms(started), reference))
+                await send.send((index, sentence, pcm or None, synth_ms, reference,
+                                 _ms(started) - synth_ms))
 
     async def _play(
-        self, index: int, sentence: str, pcm: bytes, synth_ms: int, reference: bytes | None
+        self, index: int, sentence: str, pcm: bytes, ms: tuple[int, int], reference: bytes | None
     ) -> None:
         started = trio.current_time()
         self.sound_starts.append(time.time())
@@ -218,8 +222,8 @@ class VoiceRobot:
                     echo.play(laid, now=at)
                     laid = b""
 
-        self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=synth_ms,
-                           audio_ms=round(len(pcm) / 48))
+        self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=ms[0],
+                           reference_ms=ms[1], audio_ms=round(len(pcm) / 48))
         outcome = "cancelled"
         try:
             outcome = await self.audio.play(pcm, on_sound=on_sound)
@@ -231,8 +235,9 @@ class VoiceRobot:
                                ms=_ms(started))
 
 
-_Clip = tuple[int, str, bytes | None, int, bytes | None]
-"""(index, sentence, 24 kHz PCM or None when synthesis failed, synth_ms, 16 kHz reference)."""
+_Clip = tuple[int, str, bytes | None, int, bytes | None, int]
+"""(index, sentence, 24 kHz PCM or None when synthesis failed, synth_ms, 16 kHz reference,
+reference_ms: its resampling)."""
 
 
 def _ms(started: float) -> int:

@@ -11,7 +11,15 @@ from typing import cast
 
 import pytest
 
-from agentcade.core.judge import fuzzy_syllable, is_match, matching, normalize, parse_number, text
+from agentcade.core.judge import (
+    fuzzy_syllable,
+    is_match,
+    matching,
+    normalize,
+    number_may_go_on,
+    parse_number,
+    text,
+)
 from tests import labelled
 
 _TABLE = Path(__file__).parent / "data" / "judge_cases.tsv"
@@ -148,6 +156,15 @@ NUMBERS = [
 )
 def test_parse_number(text: str, expected: int | None):
     assert parse_number(text) == expected
+
+
+@pytest.mark.parametrize(("said", "more"), [
+    ("十", True), ("我猜十。", True), ("二十", True), ("一百", True),
+    ("十五", False), ("我猜十五", False), ("七", False), ("十个", False), ("是十吗", False),
+    ("我猜", False), ("", False),
+])
+def test_a_round_number_said_last_may_have_its_units_to_come(said: str, more: bool) -> None:
+    assert number_may_go_on(said) is more
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,12 @@ not streamed to: the child is answered the moment they stop. When the voice has 
 :data:`SPECULATE_MS`, what was said so far is recognised while the silence window runs; if the
 voice comes back, that recognition is dropped (a child who pauses mid-sentence, 我猜……十五,
 is not cut off); if the text is something the host can act on at once (``actionable``: a
-number in 猜数字, an answer, 结束游戏), the utterance ends there; otherwise the normal window
-ends it, and the text already recognised is used, not recognised again.
+number in 猜数字, an answer, 结束游戏), the utterance ends there (a round number whose units
+may still come, 十 of 十……五, once the silence reaches :data:`NUMBER_WAIT_MS`); otherwise the
+normal window ends it, and the text already recognised is used, not recognised again.
 
-Trace records: ``speech_heard`` when an utterance ends (audio_ms, voiced_ms, early: ended
+Trace records: ``asr_speculate`` (voiced_ms, silence_ms) when a pause's recognition starts,
+``speech_heard`` when an utterance ends (audio_ms, voiced_ms, early: ended
 before the silence window),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
 (half duplex: the robot began to speak before the utterance ended: it is not recognised),
@@ -41,6 +43,7 @@ from typing import Protocol, runtime_checkable
 import trio
 
 from agentcade.core.errors import DeviceError, lone_exception
+from agentcade.core.judge import number_may_go_on
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.echo import EchoCanceller
@@ -49,6 +52,7 @@ from agentcade.voice.vad import Detector, SileroDetector, VadConfig, make_detect
 __all__ = [
     "CONFIRM_LONG_MS",
     "CONFIRM_MS",
+    "NUMBER_WAIT_MS",
     "RELEASE_MS",
     "SPECULATE_MS",
     "Heard",
@@ -58,10 +62,16 @@ __all__ = [
 ]
 
 BYTES_PER_SECOND = 32000
-SPECULATE_MS = 160
+SPECULATE_MS = 96
 """Silence after the voice before what was said is recognised (the silence window, 800 ms,
-goes on meanwhile). Pauses between a child's words are mostly shorter; one that is not
-costs a recognition thrown away."""
+goes on meanwhile): three of Silero's chunks, in practice the second 60 ms microphone frame
+after the voice (160 ms was the third: one frame later). Pauses between a child's words are
+mostly shorter; one that is not costs a recognition thrown away (a pause inside a number,
+十……五: :data:`NUMBER_WAIT_MS`)."""
+NUMBER_WAIT_MS = 480
+"""Silence after a text that ends on a round number whose units may still come (十, 二十:
+``number_may_go_on``) before it is acted on: 十……五 with a pause of up to about this long is
+15, not 10 then 5. Every other actionable text is acted on as soon as it is recognised."""
 
 
 CONFIRM_MS = 128
@@ -279,8 +289,20 @@ class Listener:
         guess: _Guess | None = None
         """The recognition of what was said before the latest pause."""
 
-        async def recognize(pcm: bytes, mark: _Guess) -> None:
+        def end_early() -> None:
+            """The guess's text is acted on now: the utterance ends here."""
             nonlocal early, speech_end
+            early = True
+            speech_end = time.time()
+            self._trace.record(
+                "speech_heard", audio_ms=round(total * 1000 / BYTES_PER_SECOND),
+                voiced_ms=round(detector.voiced_ms), early=True,
+                silence_ms=round(detector.silence_ms),
+            )
+            detector.reset()
+            nursery.cancel_scope.cancel()
+
+        async def recognize(pcm: bytes, mark: _Guess) -> None:
             assert speculative is not None
             with mark.scope:
                 mark.text = await speculative.recognize(pcm, mark.voiced_ms)
@@ -288,25 +310,26 @@ class Listener:
             if mark.scope.cancelled_caught or mark.text is None:
                 return
             if not ended and guess is mark and self._actionable(mark.text):
-                early = True
-                speech_end = time.time()
-                self._trace.record(
-                    "speech_heard", audio_ms=round(total * 1000 / BYTES_PER_SECOND),
-                    voiced_ms=round(detector.voiced_ms), early=True,
-                    silence_ms=round(detector.silence_ms),
-                )
-                detector.reset()
-                nursery.cancel_scope.cancel()
+                if number_may_go_on(mark.text) and detector.silence_ms < NUMBER_WAIT_MS:
+                    mark.waiting = True  # 十 of 十……五: acted on after NUMBER_WAIT_MS (pause())
+                    return
+                end_early()
 
         def pause(step_kind: str) -> None:
-            """Speculate on a pause; drop a speculation the voice went on after."""
+            """Speculate on a pause; drop a speculation the voice went on after; act on a
+            waiting one once the silence is long enough."""
             nonlocal guess
             if guess is not None and detector.silence_ms < guess.silence_ms:
                 guess.scope.cancel()  # the silence was broken by speech: more is coming
                 guess = None
+            if guess is not None and guess.waiting and detector.silence_ms >= NUMBER_WAIT_MS:
+                end_early()
+                return
             if (step_kind == "voice" and guess is None and kept is not None
                     and detector.silence_ms >= SPECULATE_MS):
                 guess = _Guess(detector.voiced_ms, detector.silence_ms)
+                self._trace.record("asr_speculate", voiced_ms=round(detector.voiced_ms),
+                                   silence_ms=round(detector.silence_ms))
                 nursery.start_soon(recognize, b"".join(kept), guess)
 
         async def follow() -> None:
@@ -415,3 +438,5 @@ class _Guess:
         self.scope = trio.CancelScope()
         self.done = trio.Event()
         self.text: str | None = None
+        self.waiting = False
+        """Recognised and actionable, but waiting for :data:`NUMBER_WAIT_MS` of silence."""

@@ -15,7 +15,8 @@ child voice (:mod:`agentcade.testing.child`) on two loaded cores:
   encoder, so a 1 s line cost as much as a long one (1.15 s here). The encoder is given
   :data:`MIN_FRAMES` (8 s) or the clip's length if longer: 0.35 s a line, the same
   words heard on the game lines; a shorter context (2–4 s) loses the end of a sentence
-  and repeats.
+  and repeats, and 5–6 s lost words of the riddle deck. The first decoding is greedy
+  (:data:`BEAM`).
 * **It does not take the prompt's words for a line.** A prompted Whisper answers a very short
   or empty clip with the prompt's last phrase (三 -> 再来一局). :func:`prompt_echo` finds a
   transcript that is nothing but prompt phrases and longer than the voice that was heard;
@@ -38,6 +39,7 @@ import trio
 from agentcade.core.errors import VoiceError
 
 __all__ = [
+    "BEAM",
     "MIN_FRAMES",
     "LocalRecognizer",
     "Recognition",
@@ -50,6 +52,14 @@ __all__ = [
 RATE = 16000
 MIN_FRAMES = 800
 """The encoder's context in 10 ms frames at least (Whisper's own is 3000)."""
+BEAM = 1
+"""The first decoding's beam: greedy. Against a beam of 5 on the child's lines, each clip
+recognised both ways in turn (tests/bench/bench_recognise.py, 2 loaded cores), as many lines
+judged right — numbers 一…二十 and three guesses 20/23 both, the drawing game's deck 28/43
+(27), the riddle game's 36/51 (35), outside a game 7/7 — in 0.79–0.87x the time (the prompt
+and the line are decoded once, not five times). A shorter context lost 2–4 of the riddle
+deck's words (5–6 s), so the context stays 8 s; a prompt without the 我猜… phrases lost
+我猜七 and 我猜十二."""
 _PAD_SECONDS = 0.3
 _SYLLABLE_MS = 150
 """A child says a syllable in no less than this (a transcript needing more voice than was
@@ -197,14 +207,15 @@ class WhisperEngine:
         encoded = self._model.model.encode(self._storage(np.ascontiguousarray(padded[None])))
         tokens = self._tokenizer.encode(" " + prompt) if prompt else []
         start = self._model.get_prompt(self._tokenizer, tokens, without_timestamps=True)
-        options = {"beam_size": 5, "max_length": len(start) + 64, "suppress_blank": True,
+        options = {"beam_size": BEAM, "max_length": len(start) + 64, "suppress_blank": True,
                    "suppress_tokens": [-1]}
         result = self._model.model.generate(encoded, [start], return_no_speech_prob=True,
                                             repetition_penalty=1.1, **options)[0]
         text = self._text(result.sequences_ids[0] if result.sequences_ids else [])
         if expected and not _expected(_bare(text), expected) and len(_HAN.findall(text)) <= 4:
             alternatives = self._model.model.generate(encoded, [start], num_hypotheses=5,
-                                                      return_scores=True, **options)[0]
+                                                      return_scores=True,
+                                                      **{**options, "beam_size": 5})[0]
             best = max(alternatives.scores, default=0.0)
             for ids, score in zip(alternatives.sequences_ids, alternatives.scores, strict=True):
                 candidate = self._text(ids)

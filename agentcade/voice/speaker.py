@@ -21,11 +21,11 @@ Half duplex: :attr:`VoiceRobot.deaf` is true while the robot speaks and for
 still on their way), so the listener drops what the microphone hears then.
 
 Trace records: ``speech_text`` (text, sentences) when a reply reaches the voice,
-``speech_start`` (sentence, index, synth_ms) when a sentence's sound
-starts, ``speech_end`` (sentence, index, outcome, ms), ``tts_failed`` (sentence, error:
-the sentence is skipped, never half said), ``speech_held`` (sentence, into_ms: paused for a
-voice over it), ``speech_resumed`` (sentence, at_ms: where it goes on, paused_ms),
-``speech_failed`` (sentence, error: the robot
+``speech_start`` (sentence, index, synth_ms, reference_ms: the echo reference's
+resampling, audio_ms) when a sentence's sound starts, ``speech_end`` (sentence, index,
+outcome, ms), ``tts_failed`` (sentence, error: the sentence is skipped, never half said),
+``speech_held`` (sentence, into_ms: paused for a voice over it), ``speech_resumed``
+(sentence, at_ms: where it goes on, paused_ms), ``speech_failed`` (sentence, error: the robot
 went away mid-reply; the rest of the reply is dropped, the program goes on).
 """
 
@@ -214,11 +214,12 @@ class VoiceRobot:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._synthesize_all, sentences, send)
                 async with receive:
-                    async for index, sentence, pcm, synth_ms, reference in receive:
+                    async for index, sentence, pcm, synth_ms, reference, reference_ms in receive:
                         if pcm is None:
                             continue
                         try:
-                            if not await self._play(index, sentence, pcm, synth_ms, reference):
+                            if not await self._play(index, sentence, pcm,
+                                                    (synth_ms, reference_ms), reference):
                                 nursery.cancel_scope.cancel()  # a child's voice stopped it
                                 break
                         except DeviceError as exc:
@@ -251,15 +252,18 @@ class VoiceRobot:
                     self._trace.record("tts_failed", sentence=sentence, error=str(exc))
                     sys.stderr.write(f"agentcade: 语音合成失败，这句没说：{exc}\n")
                     pcm = None
+                synth_ms = _ms(started)
                 reference = None
                 if pcm and self.echo is not None:  # what the echo canceller will expect
                     reference = await trio.to_thread.run_sync(resample, pcm, SPEAKER_RATE, 16000)
-                await send.send((index, sentence, pcm or None, _ms(started), reference))
+                await send.send((index, sentence, pcm or None, synth_ms, reference,
+                                 _ms(started) - synth_ms))
 
     async def _play(
-        self, index: int, sentence: str, pcm: bytes, synth_ms: int, reference: bytes | None
+        self, index: int, sentence: str, pcm: bytes, ms: tuple[int, int], reference: bytes | None
     ) -> bool:
-        """Play one sentence; False when a hold over it was dropped (a child spoke)."""
+        """Play one sentence; False when a hold over it was dropped (a child spoke).
+        ``ms``: how long its synthesis and its echo reference's resampling took."""
         if not await self._wait_hold(self._hold):  # held before it began
             return False
         started = trio.current_time()
@@ -269,8 +273,8 @@ class VoiceRobot:
         self.now_saying = (sentence, started)
         if self.record is not None:
             self.record(pcm)
-        self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=synth_ms,
-                           audio_ms=round(len(pcm) / 48))
+        self._trace.record("speech_start", sentence=sentence, index=index, synth_ms=ms[0],
+                           reference_ms=ms[1], audio_ms=round(len(pcm) / 48))
         outcome = "cancelled"
         offset = 0
         """Where in ``pcm`` the clip being played begins (after a hold, where it goes on)."""
@@ -351,8 +355,9 @@ class _Hold:
         """The sentence goes on (``release``), or not (``drop_hold``)."""
 
 
-_Clip = tuple[int, str, bytes | None, int, bytes | None]
-"""(index, sentence, 24 kHz PCM or None when synthesis failed, synth_ms, 16 kHz reference)."""
+_Clip = tuple[int, str, bytes | None, int, bytes | None, int]
+"""(index, sentence, 24 kHz PCM or None when synthesis failed, synth_ms, 16 kHz reference,
+reference_ms: its resampling)."""
 
 
 def _ms(started: float) -> int:

@@ -7,7 +7,7 @@ the current answer alone, so the bias reveals nothing and favours no answer), it
 the round words. The listener ends an utterance early (:mod:`agentcade.voice.listener`) when
 :func:`actionable` says code will act on the text at once: a start, end, switch or list
 request the router decides; inside a game, a number, a hint, give-up or round request, or
-one of the game's vocabulary words said alone.
+one of the game's vocabulary words said alone or in a guess's frame (是不是彩虹).
 
 Pure reads of the main agent's state; no I/O.
 """
@@ -60,5 +60,7 @@ def actionable(agent: MainAgent, text: str) -> bool:
         return False
     if parse_number(said) is not None or help_request(said) or round_request(said):
         return True
+    # A word of the game said alone or in a guess's frame (是X吗, 是不是X, 我猜是X): at most
+    # three characters around it (is_match takes nothing else but padding).
     return any(is_match(said, word) for word in current.info.vocabulary
-               if len(bare) <= len(normalize(word)) + 2)
+               if len(bare) <= len(normalize(word)) + 3)

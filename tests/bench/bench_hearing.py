@@ -1,7 +1,7 @@
 """What a child feels: voice to voice with the embedded recogniser, per kind of line.
 
-Run: ``.venv/bin/python tests/bench/bench_hearing.py [--rounds N] [--room SPEC]`` (the voice
-extra; a few minutes per round).
+Run: ``.venv/bin/python tests/bench/bench_hearing.py [--rounds N] [--room SPEC] [--before]``
+(the voice extra; a few minutes per round).
 
 Everything is real: the simulated child speaks with the neural voice (a child's pitch) into
 the simulated robot's microphone (Opus over the real SDK, in ``--room``), the robot's Silero
@@ -9,11 +9,14 @@ detection, the embedded recogniser (Whisper base, biased with what may be said),
 agent with the offline model, the built-in games, the neural voice on the simulated speaker.
 
 Voice to voice: from the moment the microphone sent the frame holding the child's last
-voiced sample to the robot's first reply sample starting at the simulated speaker. Two runs
-in one process, the same lines: the robot as it is (recognition starts on a pause, a line
-code can act on ends the utterance at once) and the fixed window (recognition after 800 ms
-of silence) beside it. Also printed: the share of lines whose every syllable was heard,
-of lines routed/judged as meant, and the process CPU per line.
+voiced sample to the robot's first reply sample starting at the simulated speaker. One
+robot and one pipeline; each round the lines are said once per setting, in turn: the robot
+as it is (recognition starts on a pause, a line code can act on ends the utterance at once),
+with ``--before`` the speed settings it had before (a 160 ms pause, a beam of 5), and the
+fixed window (recognition after 800 ms of silence). Also printed: where the time went, step
+by step, from the trace (:func:`_steps`); the share of lines whose every syllable was heard,
+of lines routed/judged as meant, the process CPU per line, and the recognitions started on a
+pause per line.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import agentcade.voice.listener as listener_module
+import agentcade.voice.local_asr as local_asr
 from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import OfflineMainModel
@@ -68,6 +72,56 @@ class Run:
     early: list[bool] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
+    speculations: list[int] = field(default_factory=list)
+    """Recognitions started on a pause, per line (the one used and those dropped)."""
+    steps: dict[str, dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    """Per kind of line, each step's ms (see :func:`_steps`)."""
+
+
+STEPS = ("voice gone", "recognise", "route+game", "synthesise", "to speaker")
+PARTS = ("(synthesis)", "(reference)")
+"""Parts of "synthesise": the voice's own time and the echo reference's resampling
+(``speech_start``'s synth_ms, reference_ms); the rest is the hops to the player."""
+
+
+def _steps(records: list[dict[str, object]], voice_left: float, sound: float) -> dict[str, float]:
+    """Where one line's voice-to-voice went, from the trace (wall-clock ``ts``):
+
+    * voice gone: the last voiced sample sent -> recognition of it starts (``asr_speculate``;
+      with the fixed window, the utterance's end, ``speech_heard``): the Opus link, Silero
+      calling the voice gone, the pause (``SPECULATE_MS``) or the silence window;
+    * recognise: -> the text is known (``speech_heard`` of an early end, else ``asr_final``);
+    * route+game: -> the reply's text reaches the voice (``speech_text``);
+    * synthesise: -> its first sentence starts to play (``speech_start``: synthesis, the echo
+      reference, the hop to the player);
+    * to speaker: -> its first sample at the simulated speaker (``audio.play``'s round trip).
+    """
+    def first(kind: str, after: float = 0.0) -> float | None:
+        for r in records:
+            if r["type"] == kind and float(r["ts"]) >= after:  # type: ignore[arg-type]
+                return float(r["ts"])  # type: ignore[arg-type]
+        return None
+
+    heard = first("speech_heard")
+    final = first("asr_final")
+    if heard is None or final is None:
+        return {}
+    speculated = [float(r["ts"]) for r in records  # type: ignore[arg-type]
+                  if r["type"] == "asr_speculate" and float(r["ts"]) <= heard]  # type: ignore[arg-type]
+    early = any(r["type"] == "speech_heard" and r.get("early") for r in records)
+    began = speculated[-1] if early and speculated else heard
+    known = heard if early else final
+    text = first("speech_text", known)
+    start = first("speech_start", known)
+    if text is None or start is None:
+        return {}
+    marks = [voice_left, began, known, text, start, sound]
+    steps = {name: (b - a) * 1000 for name, a, b in zip(STEPS, marks, marks[1:], strict=False)}
+    said = next(r for r in records if r["type"] == "speech_start" and float(r["ts"]) == start)  # type: ignore[arg-type]
+    steps[PARTS[0]] = float(said["synth_ms"])  # type: ignore[arg-type]
+    steps[PARTS[1]] = float(said.get("reference_ms", 0))  # type: ignore[arg-type]
+    return steps
 
 
 def _last_voiced(pcm: bytes) -> int:
@@ -89,14 +143,39 @@ def _meant(expected: str, records: list[dict[str, object]]) -> bool:
     return bool(routes) and routes[0] == expected
 
 
-async def one_run(rounds: int, room: str, recognizer: LocalRecognizer, speculate: bool) -> Run:
-    listener_module.SPECULATE_MS = 160 if speculate else 10**9
+@dataclass(frozen=True)
+class Setting:
+    """How the robot listens in one run: the pause before recognising (``SPECULATE_MS``; none:
+    the fixed window) and the recogniser's context and first beam (``local_asr``)."""
+
+    name: str
+    speculate_ms: int
+    frames: int
+    beam: int
+
+    def apply(self) -> None:
+        listener_module.SPECULATE_MS = self.speculate_ms
+        local_asr.MIN_FRAMES, local_asr.BEAM = self.frames, self.beam
+
+
+NOW = Setting("answer at once (speculative recognition, early end)", listener_module.SPECULATE_MS,
+              local_asr.MIN_FRAMES, local_asr.BEAM)
+BEFORE = Setting("as before (a 160 ms pause, 8 s context, beam 5)", 160, 800, 5)
+FIXED = Setting("fixed window (recognition after 800 ms of silence)", 10**9,
+                local_asr.MIN_FRAMES, local_asr.BEAM)
+
+
+async def one_run(rounds: int, room: str, recognizer: LocalRecognizer,
+                  settings: list[Setting]) -> dict[str, Run]:
+    """``rounds`` rounds of the lines, each round said once with every setting in turn (one
+    robot, one pipeline: the load of the moment falls on every setting alike)."""
     records: list[dict[str, object]] = []
     trace = Trace(records.append)
     device = SimDevice(room=parse_room(room)) if room else SimDevice()
     mouth = await child_voice(parse_room(room) if room else None)
     spoken = {line: await mouth.synthesize(line) for _, line, _ in ROUND}
-    run = Run()
+    runs = {setting.name: Run() for setting in settings}
+    offset = time.time() - trio.current_time()  # trace ts are wall-clock, the sim's trio time
     async with open_sim_robot(device=device) as sim:
         voice = VoiceRobot(sim, await NeuralSynthesizer.load(), trace=trace, print_speech=False)
         async with open_pipeline(voice, builtin_dir=builtin_games_dir(), remote=[],
@@ -104,33 +183,41 @@ async def one_run(rounds: int, room: str, recognizer: LocalRecognizer, speculate
             loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=False)
             async with running(loop):
                 for _ in range(rounds):
-                    for kind, line, expected in ROUND:
-                        await loop.wait_ready_for_speech()
-                        heard_before = len(loop.heard)
-                        clips = len(device.audio.clips)
-                        first = len(records)
-                        cpu = time.process_time()
-                        pcm = spoken[line]
-                        device.audio.microphone.feed(pcm[:_last_voiced(pcm)])
-                        await device.audio.microphone.drained()
-                        voice_left = device.audio.microphone.sent_at
-                        await loop.wait_heard(heard_before + 1)
-                        with trio.move_on_after(30):
-                            await device.audio.wait_clips(clips + 1)
-                            clip = device.audio.clips[clips]
-                            await device.audio.wait_sound(clip)
-                            assert clip.started is not None
-                            run.v2v[kind].append((clip.started - voice_left) * 1000)
-                        await loop.wait_ready_for_speech()
-                        run.cpu.append(time.process_time() - cpu)
-                        heard = loop.heard[heard_before]
-                        run.exact.append(heard_share(line, heard.text) == 1.0)
-                        run.early.append(heard.early)
-                        ok = _meant(expected, records[first:])
-                        run.meant.append(ok)
-                        if not ok or not run.exact[-1]:
-                            run.misses.append(f"{line} -> {heard.text!r}")
-    return run
+                    for setting in settings:
+                        setting.apply()
+                        run = runs[setting.name]
+                        for kind, line, expected in ROUND:
+                            await loop.wait_ready_for_speech()
+                            heard_before = len(loop.heard)
+                            clips = len(device.audio.clips)
+                            first = len(records)
+                            cpu = time.process_time()
+                            pcm = spoken[line]
+                            device.audio.microphone.feed(pcm[:_last_voiced(pcm)])
+                            await device.audio.microphone.drained()
+                            voice_left = device.audio.microphone.sent_at
+                            await loop.wait_heard(heard_before + 1)
+                            with trio.move_on_after(30):
+                                await device.audio.wait_clips(clips + 1)
+                                clip = device.audio.clips[clips]
+                                await device.audio.wait_sound(clip)
+                                assert clip.started is not None
+                                run.v2v[kind].append((clip.started - voice_left) * 1000)
+                                for step, ms in _steps(records[first:], voice_left + offset,
+                                                       clip.started + offset).items():
+                                    run.steps[kind][step].append(ms)
+                            await loop.wait_ready_for_speech()
+                            run.cpu.append(time.process_time() - cpu)
+                            run.speculations.append(sum(
+                                r["type"] == "asr_speculate" for r in records[first:]))
+                            heard = loop.heard[heard_before]
+                            run.exact.append(heard_share(line, heard.text) == 1.0)
+                            run.early.append(heard.early)
+                            ok = _meant(expected, records[first:])
+                            run.meant.append(ok)
+                            if not ok or not run.exact[-1]:
+                                run.misses.append(f"{line} -> {heard.text!r}")
+    return runs
 
 
 def report(name: str, run: Run) -> None:
@@ -142,33 +229,43 @@ def report(name: str, run: Run) -> None:
             p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
             print(f"  {kind:14} {len(values):3} {statistics.median(values):7.0f} {p90:7.0f} "
                   f"{values[-1]:7.0f}")
+    print(f"  where it went, p50 ms: {'line':14} " + " ".join(f"{s:>11}" for s in STEPS + PARTS))
+    for kind, steps in run.steps.items():
+        print(f"  {'':22}{kind:14} " + " ".join(
+            f"{statistics.median(steps[s]):11.0f}" if steps[s] else f"{'-':>11}"
+            for s in STEPS + PARTS))
     n = len(run.exact)
     print(f"  every syllable heard {sum(run.exact)}/{n}; routed/judged as meant {sum(run.meant)}/{n}; "
           f"ended early {sum(run.early)}/{n}; CPU per line {statistics.mean(run.cpu) * 1000:.0f} ms "
-          f"(p90 {sorted(run.cpu)[int(0.9 * (n - 1))] * 1000:.0f})")
+          f"(p90 {sorted(run.cpu)[int(0.9 * (n - 1))] * 1000:.0f}); recognitions on a pause "
+          f"per line {statistics.mean(run.speculations):.1f}")
     if run.misses:
         print("  misheard or mis-acted: " + "; ".join(run.misses))
 
 
-async def main(rounds: int, room: str) -> None:
+async def main(rounds: int, room: str, before: bool) -> None:
     recognizer = await LocalRecognizer.load()
-    now = await one_run(rounds, room, recognizer, speculate=True)
-    fixed = await one_run(rounds, room, recognizer, speculate=False)
+    settings = [NOW, BEFORE, FIXED] if before else [NOW, FIXED]
+    load = os.getloadavg()[0]
+    runs = await one_run(rounds, room, recognizer, settings)
     print(f"voice to voice on the simulated robot (real time), {rounds} round(s) of "
-          f"{len(ROUND)} lines, room {room or 'quiet'}; os load {os.getloadavg()[0]:.1f}")
-    report("answer at once (speculative recognition, early end)", now)
-    report("fixed window (recognition after 800 ms of silence)", fixed)
-    judged_now = statistics.median(now.v2v["judged answer"])
-    judged_fixed = statistics.median(fixed.v2v["judged answer"])
-    print(f"\njudged answers p50: {judged_now:.0f} ms vs {judged_fixed:.0f} ms "
-          f"({judged_fixed / judged_now:.2f}x faster); target 600 ms: "
-          f"{'OK' if judged_now <= 600 else 'OVER'}")
+          f"{len(ROUND)} lines per setting, the settings in turn each round, room "
+          f"{room or 'quiet'}; os load {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    for setting in settings:
+        report(setting.name, runs[setting.name])
+    judged = {s.name: statistics.median(runs[s.name].v2v["judged answer"]) for s in settings}
+    now = judged[NOW.name]
+    print(f"\njudged answers p50: {now:.0f} ms; " + "; ".join(
+        f"{judged[s.name]:.0f} ms {s.name.split(' (')[0]} ({judged[s.name] / now:.2f}x)"
+        for s in settings[1:]) + f"; target 600 ms: {'OK' if now <= 600 else 'OVER'}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--room", default="", help="e.g. noise=700,voice=0.25")
+    parser.add_argument("--before", action="store_true",
+                        help="also the settings before issue 35's second pass, in turn")
     args = parser.parse_args()
     os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp())
-    trio.run(main, args.rounds, args.room)
+    trio.run(main, args.rounds, args.room, args.before)

@@ -1,4 +1,5 @@
-"""Numbers a player said: ``parse_number`` (十五, 两, 一百零三, 3万, 第三个) and ``spell_number``.
+"""Numbers a player said: ``parse_number`` (十五, 两, 一百零三, 3万, 第三个), ``spell_number``,
+and ``number_may_go_on`` (十 before its 五).
 
 Characters are read as written: ``是五`` is 5 and never ``十五`` (see ``parse_number``).
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agentcade.core.judge.text import _is_hanzi, _prenormalize
+from agentcade.core.judge.text import _is_hanzi, _prenormalize, normalize
 
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "幺": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
               "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
@@ -142,6 +143,18 @@ def parse_number(text: str) -> int | None:
     if len(values) != 1:
         return None
     return values.pop()
+
+
+def number_may_go_on(text: str) -> bool:
+    """Whether ``text`` ends on a round number whose units may still come: 十, 二十, 一百
+    (十……五 is 15 said with a pause; 十五 and 十个 are finished). A listener that acts on a
+    number before the silence window ends waits the window for these."""
+    bare = normalize(text)
+    spans = _number_spans(_prenormalize(bare))
+    if not spans:
+        return False
+    _start, end, value = spans[-1]
+    return end == len(bare) and value is not None and bare[end - 1] in "十百千"
 
 
 def spell_number(n: int) -> str:

@@ -243,6 +243,7 @@ async def _one(
             # 2. A child talking over it.
             for gain in (1.0, 0.25) if overlaps else ():
                 stopped, latencies, whole = 0, [], 0
+                missed: list[str] = []
                 for i in range(overlaps):
                     line = CHILD[i % len(CHILD)]
                     pcm = _scaled(child[line], gain)
@@ -268,6 +269,8 @@ async def _one(
                     if len(barged) > before and cut:
                         stopped += 1
                         latencies.append((cut[0].ended - onset) * speed * 1000)
+                    else:
+                        missed.append(line)
                     with trio.move_on_after(10):
                         while len(ears.seconds) <= heard_before:  # noqa: ASYNC110 - a poll
                             await trio.sleep(0.05)
@@ -279,7 +282,8 @@ async def _one(
                 print(f"child x{gain:g} over the robot: stopped {stopped}/{overlaps} "
                       f"({100 * stopped / overlaps:.0f}%); first sound -> silence p50 {p50:.0f} ms"
                       f" (max {max(latencies, default=float('nan')):.0f}); utterance holds the "
-                      f"whole line {whole}/{overlaps}")
+                      f"whole line {whole}/{overlaps}"
+                      + (f"; not stopped by {'、'.join(missed)}" if missed else ""))
             print(f"CPU per 10 ms frame: echo cancellation {statistics.mean(cpu) * 1000:.3f} ms "
                   f"mean ({_p90(cpu) * 1000:.3f} p90), voice detection "
                   f"{statistics.mean(detection) * 1000:.3f} ms mean "

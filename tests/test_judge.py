@@ -16,10 +16,10 @@ from agentcade.core.judge import (
     is_match,
     matching,
     normalize,
-    number_may_go_on,
     parse_number,
     text,
 )
+from agentcade.core.judge.numerals import number_may_go_on
 from tests import labelled
 
 _TABLE = Path(__file__).parent / "data" / "judge_cases.tsv"

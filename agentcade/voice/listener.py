@@ -43,7 +43,7 @@ from typing import Protocol, runtime_checkable
 import trio
 
 from agentcade.core.errors import DeviceError, lone_exception
-from agentcade.core.judge import number_may_go_on
+from agentcade.core.judge.numerals import number_may_go_on
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.echo import EchoCanceller

@@ -97,7 +97,7 @@ from agentcade.core.judge.intents import (
     small_talk,
 )
 from agentcade.core.judge.matching import is_match
-from agentcade.core.judge.numerals import number_may_go_on, parse_number, spell_number
+from agentcade.core.judge.numerals import parse_number, spell_number
 from agentcade.core.judge.pinyin import fuzzy_syllable
 from agentcade.core.judge.text import normalize
 
@@ -112,7 +112,6 @@ __all__ = [
     "judge_guess",
     "looks_like_guess",
     "normalize",
-    "number_may_go_on",
     "parse_number",
     "round_request",
     "rules_question",

@@ -27,7 +27,12 @@ from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.listener import Listener, MicrophoneClosed
+from agentcade.voice.listener import (
+    CONFIRM_LOUD_MS,
+    RELEASE_MS,
+    Listener,
+    MicrophoneClosed,
+)
 from agentcade.voice.pcm import (
     Resampler,
     WavError,
@@ -1107,3 +1112,22 @@ def test_a_paused_sentence_goes_on_from_the_gap_between_syllables_just_before_th
     assert at % 2 == 0
     assert resume_point(pcm, 0, 24000) == 0
     assert resume_point(pcm, 10**9, 24000) <= len(pcm)
+
+
+class _Heard:
+    """What a detector says of the utterance so far."""
+
+    def __init__(self, voiced_ms: float, silence_ms: float) -> None:
+        self.voiced_ms = voiced_ms
+        self.silence_ms = silence_ms
+
+
+@pytest.mark.parametrize(("loud", "child"), [(CONFIRM_LOUD_MS, True), (CONFIRM_LOUD_MS - 60, False)])
+def test_a_short_voice_louder_than_the_robots_echo_could_be_is_a_childs(
+    loud: float, child: bool,
+) -> None:
+    # 七 over the robot: 256 ms of voice, over before the robot's voice left the frames, then
+    # silence; what makes it a child's is how long it was louder than the echo could be.
+    over = _Heard(voiced_ms=256, silence_ms=RELEASE_MS)
+    verdict = Listener._confirm(over, held=64, clean=None, loud=loud, step_kind="voice")  # type: ignore[arg-type]
+    assert verdict is child

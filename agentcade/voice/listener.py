@@ -21,12 +21,20 @@ number in 猜数字, an answer, 结束游戏), the utterance ends there (a round
 may still come, 十 of 十……五, once the silence reaches :data:`NUMBER_WAIT_MS`); otherwise the
 normal window ends it, and the text already recognised is used, not recognised again.
 
+A voice over the robot first pauses it (``on_hold``); :meth:`Listener._confirm` tells a child
+from what the canceller left of the robot's own voice: a child goes on once the robot's voice
+has left the frames, or is louder than its echo could be (a one-syllable 七 is over before
+the robot's voice has left the frames); the canceller's residue ends with the robot's voice,
+and the sentence goes on (``on_release``).
+
 Trace records: ``asr_speculate`` (voiced_ms, silence_ms) when a pause's recognition starts,
 ``speech_heard`` when an utterance ends (audio_ms, voiced_ms, early: ended
 before the silence window),
 ``asr_final`` (text, asr_ms: from the end of speech to the final text), ``speech_dropped``
 (half duplex: the robot began to speak before the utterance ended: it is not recognised),
-``speech_over_robot`` (full duplex: speech started while the robot spoke), ``host_behind``
+``speech_over_robot`` (full duplex: speech started while the robot spoke),
+``barge_in_confirmed`` and ``barge_in_released`` (voiced_ms) for a voice that paused the
+robot, ``host_behind``
 (full duplex: the host processed the microphone more than ``echo.BEHIND_MS`` late, then
 caught up: how late at worst and for how long; meanwhile a start over the robot asks for
 more).
@@ -51,6 +59,7 @@ from agentcade.voice.vad import Detector, SileroDetector, VadConfig, make_detect
 
 __all__ = [
     "CONFIRM_LONG_MS",
+    "CONFIRM_LOUD_MS",
     "CONFIRM_MS",
     "NUMBER_WAIT_MS",
     "RELEASE_MS",
@@ -81,6 +90,13 @@ CONFIRM_LONG_MS = 384
 """Voice after the robot paused for it that makes it a child's however much of the robot's
 voice may still be in the frames. A false start of 50 robot sentences at load 4 went on
 for 192 ms after the hold while the busy host had not yet stopped the robot."""
+CONFIRM_LOUD_MS = 120
+"""Voice after the robot paused for it, louder than the robot's echo could be while that echo
+may be in the frames (``EchoCanceller.over_echo``; two 60 ms microphone frames), that makes
+it a child's: a one-syllable answer (七) is over before the robot's voice has left the frames,
+but a child at a normal voice is several times louder than the echo. What the canceller left
+of the robot's voice paused it with 0 or 60 ms of it (160 sentences at load 4); 七 with 120
+to 240."""
 RELEASE_MS = 160
 """Silence after the robot paused for a voice that makes it no child's: the robot goes on."""
 
@@ -230,6 +246,9 @@ class Listener:
         clean: float | None = None
         """... and when the robot's voice had left the frames (its sound stopped, the room's
         lag and reverb over): None until then."""
+        loud = 0.0
+        """... and how long it has been louder than the robot's echo could be while that echo
+        may be in the frames (``EchoCanceller.over_echo``): somebody else talking."""
         released = False
 
         def over_robot(*, sure: bool) -> None:
@@ -247,19 +266,22 @@ class Listener:
             elif self._on_barge_in is not None:
                 self._on_barge_in()
 
-        def confirm(step_kind: str) -> bool:
+        def confirm(step_kind: str, frame_ms: float) -> bool:
             """While held: go on (True), or confirm it a child (barge-in), or let the robot go
             on (released: False, this utterance is dropped)."""
-            nonlocal held, clean, released
+            nonlocal held, clean, loud, released
             if held is None:
                 return True
             if echo is None or not echo.audible:
                 clean = detector.voiced_ms if clean is None else clean
-            verdict = self._confirm(detector, held, clean, step_kind)
+            elif echo.over_echo and math.isfinite(echo.loudness):
+                loud += frame_ms  # louder than the robot's echo could be now
+            verdict = self._confirm(detector, held, clean, loud, step_kind)
             if verdict is None:
                 return True
             voiced_ms = round(detector.voiced_ms)
             held = clean = None
+            loud = 0.0
             if verdict:
                 self._trace.record("barge_in_confirmed", voiced_ms=voiced_ms)
                 if self._on_barge_in is not None:
@@ -354,7 +376,7 @@ class Listener:
                         nursery.cancel_scope.cancel()
                         return
                     step = detector.feed(frame, mic)
-                    if not confirm(step.kind):  # the robot's own voice: it goes on
+                    if not confirm(step.kind, len(frame) * 1000 / BYTES_PER_SECOND):  # the robot's own voice: it goes on
                         detector.reset()
                         nursery.cancel_scope.cancel()
                         return
@@ -411,17 +433,19 @@ class Listener:
 
     @staticmethod
     def _confirm(
-        detector: Detector, held: float, clean: float | None, step_kind: str
+        detector: Detector, held: float, clean: float | None, loud: float, step_kind: str
     ) -> bool | None:
         """Whether a voice that paused the robot is a child's: True once it has gone on for
         :data:`CONFIRM_MS` with the robot's voice out of the frames (what the canceller
-        leaves of it ends with it; a child goes on), or :data:`CONFIRM_LONG_MS` since the
+        leaves of it ends with it; a child goes on), or :data:`CONFIRM_LOUD_MS` louder than
+        the robot's echo could be while it may be heard, or :data:`CONFIRM_LONG_MS` since the
         hold (on a busy host the robot can take half a second to stop, and a short line is
         over by then; what the canceller leaves comes in short bursts); False once
         :data:`RELEASE_MS` of silence came first or the utterance ended; None while
         undecided."""
         voiced = detector.voiced_ms
-        if voiced - held >= CONFIRM_LONG_MS or (clean is not None and voiced - clean >= CONFIRM_MS):
+        if (voiced - held >= CONFIRM_LONG_MS or loud >= CONFIRM_LOUD_MS
+                or (clean is not None and voiced - clean >= CONFIRM_MS)):
             return True
         if step_kind == "end" or detector.silence_ms >= RELEASE_MS:
             return False

@@ -325,8 +325,9 @@ class VoiceLoop:
             sentence=saying[0] if saying else None,
             into_ms=round((trio.current_time() - saying[1]) * 1000) if saying else None,
         )
-        if self.robot.echo is not None:
-            self.robot.echo.stop()
+        # The echo canceller is told the sound stopped by the robot's voice itself, once the
+        # robot has really stopped (on a busy host that is long after this): echo it did not
+        # expect would be heard as the child's voice.
         self.agent.interrupt()
 
 

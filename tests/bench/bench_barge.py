@@ -31,6 +31,9 @@ of each call on the host's own thread: the simulated robot shares the two cores)
 
 ``--capture FILE`` keeps every microphone frame, clip and stop (the robot is then never
 stopped) for ``tests/bench/replay_barge.py``, which judges other settings on that sound.
+
+A line that did not stop the robot is named with what the listener made of it: never heard,
+or held (the robot paused) then released at how many ms of voice.
 """
 
 from __future__ import annotations
@@ -145,6 +148,8 @@ async def _one(
         if events is not None:
             echo = _Recorder(echo, events)  # type: ignore[assignment]
         voice.echo = echo
+        heard: list[dict[str, Any]] = []
+        """The listener's records: what became of each voice over the robot."""
         ears = Ears()
         barged: list[float] = []
         speak_scope: list[trio.CancelScope] = []
@@ -163,8 +168,7 @@ async def _one(
                           f"the echo, converged {echo.converged}, onset {echo.onset}")
             if events is not None:  # capturing: the robot is never stopped
                 return
-            voice.drop_hold()
-            echo.stop()
+            voice.drop_hold()  # the canceller is told once the robot has stopped, by the voice
             for scope in speak_scope:
                 scope.cancel()
 
@@ -183,7 +187,7 @@ async def _one(
             nursery.start_soon(relay)
             listener = Listener(frames, ears, echo=echo, speaking=lambda: voice.speaking,
                                 on_barge_in=barge_in, on_hold=None if hard else hold,
-                                on_release=voice.release)
+                                on_release=voice.release, trace=Trace(heard.append))
             original = echo.process
 
             def timed(frame: bytes, *, now: float | None = None) -> bytes:
@@ -248,6 +252,7 @@ async def _one(
                     line = CHILD[i % len(CHILD)]
                     pcm = _scaled(child[line], gain)
                     before, heard_before = len(barged), len(ears.seconds)
+                    told = len(heard)
                     clips = len(device.audio.clips)
                     async with trio.open_nursery() as inner:
                         inner.start_soon(say, ROBOT[i % len(ROBOT)])
@@ -270,7 +275,7 @@ async def _one(
                         stopped += 1
                         latencies.append((cut[0].ended - onset) * speed * 1000)
                     else:
-                        missed.append(line)
+                        missed.append(f"{line} ({_what_became(heard[told:])})")
                     with trio.move_on_after(10):
                         while len(ears.seconds) <= heard_before:  # noqa: ASYNC110 - a poll
                             await trio.sleep(0.05)
@@ -323,6 +328,17 @@ class _Recorder:
         now = time.time() if now is None else now
         self._events.append(("stop", now))
         self._echo.stop(now=now)
+
+
+def _what_became(records: list[dict[str, Any]]) -> str:
+    """What the listener made of a voice over the robot, from its records."""
+    said = []
+    for r in records:
+        if r["type"] == "speech_over_robot":
+            said.append("held" if r["held"] else "stopped")
+        elif r["type"] in ("barge_in_released", "barge_in_confirmed"):
+            said.append(f"{r['type'].removeprefix('barge_in_')} at {r['voiced_ms']} ms")
+    return ", ".join(said) or "never heard"
 
 
 def _scaled(pcm: bytes, gain: float) -> bytes:

@@ -22,6 +22,7 @@ pause per line.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -244,6 +245,8 @@ def report(name: str, run: Run) -> None:
     n = len(run.exact)
     if run.unheard:
         print(f"  never heard: {run.unheard} of {n + run.unheard} lines (not counted below)")
+    if not n:
+        return
     print(f"  every syllable heard {sum(run.exact)}/{n}; routed/judged as meant {sum(run.meant)}/{n}; "
           f"ended early {sum(run.early)}/{n}; CPU per line {statistics.mean(run.cpu) * 1000:.0f} ms "
           f"(p90 {sorted(run.cpu)[int(0.9 * (n - 1))] * 1000:.0f}); recognitions on a pause "
@@ -262,7 +265,8 @@ async def main(rounds: int, room: str, before: bool) -> None:
           f"{room or 'quiet'}; os load {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
     for setting in settings:
         report(setting.name, runs[setting.name])
-    judged = {s.name: statistics.median(runs[s.name].v2v["judged answer"]) for s in settings}
+    judged = {s.name: statistics.median(runs[s.name].v2v["judged answer"] or [math.nan])
+              for s in settings}
     now = judged[NOW.name]
     print(f"\njudged answers p50: {now:.0f} ms; " + "; ".join(
         f"{judged[s.name]:.0f} ms {s.name.split(' (')[0]} ({judged[s.name] / now:.2f}x)"

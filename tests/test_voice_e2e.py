@@ -92,6 +92,13 @@ class Stack:
     def types(self) -> list[str]:
         return [r["type"] for r in self.records]
 
+    def listened(self) -> str:
+        """What the listener made of the sound, for a failure message: a voice over the
+        robot held, confirmed or released, what was heard, whether the host fell behind."""
+        kinds = ("speech_over_robot", "barge_in_confirmed", "barge_in_released", "barge_in",
+                 "speech_heard", "asr_final", "host_behind", "speech_start")
+        return "\n".join(str(r) for r in self.records if r["type"] in kinds)
+
 
 @asynccontextmanager
 async def voice_stack(
@@ -316,9 +323,9 @@ async def test_a_child_saying_what_to_play_over_the_greeting_stops_it_and_the_ga
                 stack.mouth.synthesize, trace=stack.trace, speed=1.0, line_timeout=30,
             )
             barge = stack.records.of("barge_in")
-            assert [b["by"] for b in barge] == ["voice"]
+            assert [b["by"] for b in barge] == ["voice"], stack.listened()
             assert barge[0]["sentence"] in greeting(stack.agent.registry.games)
-            assert [h.text for h in stack.loop.heard] == ["玩猜谜语"]
+            assert [h.text for h in stack.loop.heard] == ["玩猜谜语"], stack.listened()
             assert [r["game"] for r in stack.records.of("game_start")] == ["riddle"]
 
 

@@ -782,6 +782,41 @@ def test_a_voice_louder_than_the_robots_echo_could_be_is_told_from_the_echo() ->
     assert sum(talking) > len(talking) / 2  # a voice has its quieter moments
 
 
+def test_the_microphone_tells_a_voice_from_the_robots_echo_where_the_canceller_takes_it_away(
+) -> None:
+    import numpy as np
+
+    # As above: over the fourth sentence somebody talks as loud as the robot; a second
+    # voice, at a quarter of that (no louder than the robot's echo), over the third.
+    mic, clips = _room_with_echo(
+        [(1920, 1280, 8000), (28800, 1280, 8000), (55680, 1280, 16000), (92160, 1280, 16000)]
+    )
+    pcm = np.frombuffer(mic, np.int16).astype(np.float64)
+    quiet, talk = 55680 + 1280 + 4800, 92160 + 1280 + 4800
+    pcm[quiet:quiet + 8000] += _voice_like(8000, 750.0)
+    pcm[talk:talk + 8000] += _voice_like(8000, 3000.0)
+    mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
+    echo = EchoCanceller()
+    heard: dict[int, bool] = {}
+    for i in range(0, len(mic) - 1919, 1920):
+        if (clip := clips.get(i // 2)) is not None:
+            echo.play(clip)
+        echo.arrived(mic[i:i + 1920])
+        if echo.process(mic[i:i + 1920]):
+            heard[i // 2] = echo.heard_over_echo
+
+    def over(lo: int, hi: int) -> list[bool]:
+        return [v for at, v in heard.items() if lo <= at < hi]
+
+    echo_alone = over(55680 + 1280 + 1920, quiet - 960) + over(92160 + 1280 + 1920, talk - 960)
+    assert echo_alone
+    assert not any(echo_alone)
+    assert not any(over(quiet + 960, quiet + 8000 - 960))  # no louder than the echo: no telling
+    talking = over(talk + 960, talk + 8000 - 960)
+    assert talking
+    assert sum(talking) > len(talking) / 2
+
+
 def test_over_a_robot_still_being_learnt_a_start_asks_for_more_unless_it_is_louder() -> None:
     line = frames(bytes(FRAME * 5) + _espeak_line("结束游戏") + bytes(FRAME * 10))
 
@@ -1112,6 +1147,65 @@ def test_a_paused_sentence_goes_on_from_the_gap_between_syllables_just_before_th
     assert at % 2 == 0
     assert resume_point(pcm, 0, 24000) == 0
     assert resume_point(pcm, 10**9, 24000) <= len(pcm)
+
+
+async def _over_a_room(
+    mic: bytes, clips: dict[int, bytes], calls: list[str], heard_lines: list[str]
+) -> None:
+    """Feed a room's microphone (see :func:`_room_with_echo`) to a listener while the robot
+    speaks, each clip played where it is laid; record the listener's calls in order."""
+    send, receive = trio.open_memory_channel[bytes](math.inf)
+    echo = EchoCanceller()
+    listener = Listener(
+        receive, ScriptedRecognizer(["七"]), echo=echo,
+        vad=VadConfig(warming_prob=0.4, warming_ms=64),  # as over a canceller long converged
+        speaking=lambda: True, on_barge_in=lambda: calls.append("barge_in"),
+        on_hold=lambda: calls.append("hold"), on_release=lambda: calls.append("release"),
+    )
+    async with trio.open_nursery() as nursery:
+
+        async def hear() -> None:
+            heard_lines.append((await listener.hear()).text)
+
+        nursery.start_soon(hear)
+        for i in range(0, len(mic) - 1919, 1920):
+            if (clip := clips.get(i // 2)) is not None:
+                echo.play(clip)
+            echo.arrived(mic[i:i + 1920])
+            send.send_nowait(mic[i:i + 1920])
+            await trio.lowlevel.checkpoint()
+        await trio.sleep(0.5)
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("by_microphone", [True, False])
+def test_a_short_word_over_the_robot_is_a_childs_when_the_microphone_heard_it_louder_than_the_echo(
+    by_microphone: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """七 at a normal voice over the robot: the canceller takes much of it away with the
+    robot's voice, and it is over before the robot's voice leaves the frames; the
+    microphone heard it several times louder than the robot's echo could be."""
+    import numpy as np
+
+    if not by_microphone:
+        monkeypatch.setattr("agentcade.voice.echo.HEARD_OVER_ECHO", math.inf)
+    word = np.frombuffer(_espeak_line("七"), np.int16).astype(np.float64)
+    word *= 3000.0 / np.sqrt(np.mean(word[np.abs(word) > 300] ** 2))
+    mic, clips = _room_with_echo(
+        [(1920, 1280, 8000), (28800, 1280, 8000), (55680, 1280, 8000), (82560, 1280, 32000)]
+    )
+    pcm = np.frombuffer(mic, np.int16).astype(np.float64)
+    at = 82560 + 1280 + 9600
+    pcm[at:at + len(word)] += word
+    mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
+    calls: list[str] = []
+    heard: list[str] = []
+    trio.run(_over_a_room, mic, clips, calls, heard)
+    if by_microphone:
+        assert calls == ["hold", "barge_in"]
+        assert heard == ["七"]
+    else:
+        assert calls[-1] == "release"
 
 
 class _Heard:

@@ -24,8 +24,9 @@ normal window ends it, and the text already recognised is used, not recognised a
 A voice over the robot first pauses it (``on_hold``); :meth:`Listener._confirm` tells a child
 from what the canceller left of the robot's own voice: a child goes on once the robot's voice
 has left the frames, or is louder than its echo could be (a one-syllable 七 is over before
-the robot's voice has left the frames); the canceller's residue ends with the robot's voice,
-and the sentence goes on (``on_release``).
+the robot's voice has left the frames; the microphone's own samples say so best, the
+canceller takes part of a voice away with the robot's); the canceller's residue ends with
+the robot's voice, and the sentence goes on (``on_release``).
 
 Trace records: ``asr_speculate`` (voiced_ms, silence_ms) when a pause's recognition starts,
 ``speech_heard`` when an utterance ends (audio_ms, voiced_ms, early: ended
@@ -95,11 +96,14 @@ voice may still be in the frames. A false start of 50 robot sentences at load 4 
 for 192 ms after the hold while the busy host had not yet stopped the robot."""
 CONFIRM_LOUD_MS = 120
 """Voice after the robot paused for it, louder than the robot's echo could be while that echo
-may be in the frames (``EchoCanceller.over_echo``; two 60 ms microphone frames), that makes
-it a child's: a one-syllable answer (七) is over before the robot's voice has left the frames,
-but a child at a normal voice is several times louder than the echo. What the canceller left
-of the robot's voice paused it with 0 or 60 ms of it (160 sentences at load 4); 七 with 120
-to 240."""
+may be in the frames (the canceller's output, ``EchoCanceller.over_echo``, or the
+microphone's own samples, ``heard_over_echo``; two 60 ms microphone frames, the one that
+started it counted when the microphone heard it so), that makes it a child's: a one-syllable
+answer (七) is over before the robot's voice has left the frames, but a child at a normal
+voice is several times louder than the echo. What the canceller left of the robot's voice
+paused it with 0 or 60 ms of it (160 sentences at load 4); 七 with 120 to 240. By the output
+alone, a 七 whose second loud frame the canceller had taken most of away (1.26-1.41 times
+the echo) was released: 2 of 20 at no load."""
 RELEASE_MS = 160
 """Silence after the robot paused for a voice that makes it no child's: the robot goes on."""
 
@@ -254,10 +258,11 @@ class Listener:
         may be in the frames (``EchoCanceller.over_echo``): somebody else talking."""
         released = False
 
-        def over_robot(*, sure: bool) -> None:
+        def over_robot(*, sure: bool, loud_ms: float = 0.0) -> None:
             """The child talks while the robot speaks: stop it (once an utterance), or pause
-            it until the voice is confirmed when it may be the robot's own echo."""
-            nonlocal barged, held
+            it until the voice is confirmed when it may be the robot's own echo (``loud_ms``:
+            how much of the voice so far was louder than that echo could be)."""
+            nonlocal barged, held, loud
             barged = True
             hold = not sure and self._on_hold is not None
             self._trace.record("speech_over_robot", voiced_ms=round(detector.voiced_ms),
@@ -265,9 +270,17 @@ class Listener:
             if hold:
                 assert self._on_hold is not None
                 held = detector.voiced_ms
+                loud = loud_ms
                 self._on_hold()
             elif self._on_barge_in is not None:
                 self._on_barge_in()
+
+        def louder(echo: EchoCanceller) -> bool:
+            """Whether the frame just processed was louder than the robot's echo could be
+            now: the canceller's output (``over_echo``), or the microphone's own samples
+            (``heard_over_echo``: the canceller takes part of a voice away with the
+            robot's)."""
+            return (echo.over_echo and math.isfinite(echo.loudness)) or echo.heard_over_echo
 
         def confirm(step_kind: str, frame_ms: float) -> bool:
             """While held: go on (True), or confirm it a child (barge-in), or let the robot go
@@ -277,8 +290,8 @@ class Listener:
                 return True
             if echo is None or not echo.audible:
                 clean = detector.voiced_ms if clean is None else clean
-            elif echo.over_echo and math.isfinite(echo.loudness):
-                loud += frame_ms  # louder than the robot's echo could be now
+            elif louder(echo):
+                loud += frame_ms
             verdict = self._confirm(detector, held, clean, loud, step_kind)
             if verdict is None:
                 return True
@@ -300,7 +313,10 @@ class Listener:
         # still heard) may be that voice; one begun in the quiet is a child's.
         quiet_start = echo is None or not (self._speaking() or echo.audible)
         if not quiet_start:
-            over_robot(sure=False)
+            # The frame that started it counts when the microphone heard it louder than the
+            # robot's echo could be (a 七 may have only one more such frame after it).
+            over_robot(sure=False, loud_ms=len(frame) * 1000 / BYTES_PER_SECOND
+                       if echo is not None and echo.heard_over_echo else 0.0)
         send, receive = trio.open_memory_channel[bytes](math.inf)
         send.send_nowait(step.audio)
         speculative = self._recognizer if isinstance(self._recognizer, Speculative) else None

@@ -9,7 +9,10 @@ detection, the embedded recogniser (Whisper base, biased with what may be said),
 agent with the offline model, the built-in games, the neural voice on the simulated speaker.
 
 Voice to voice: from the moment the microphone sent the frame holding the child's last
-voiced sample to the robot's first reply sample starting at the simulated speaker. One
+voiced sample to the robot's first reply sound at the simulated speaker (its clip's first
+sample, and the silence the clip begins with). Each line begins at a random point of a
+60 ms microphone frame, the same for every setting: the voice's end falls anywhere in a
+frame, as a family's does. One
 robot and one pipeline; each round the lines are said once per setting, in turn: the robot
 as it is (recognition starts on a pause, a line code can act on ends the utterance at once),
 with ``--before`` the pause it had before (96 ms: the second microphone frame), and the
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -45,6 +49,7 @@ from agentcade.testing.child import child_voice
 from agentcade.testing.ear import heard_share
 from agentcade.testing.room import parse_room
 from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.testing.sim_audio import MIC_FRAME_BYTES, SimClip
 from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import NeuralSynthesizer
@@ -82,13 +87,14 @@ class Run:
     """Per kind of line, each step's ms (see :func:`_steps`)."""
 
 
-STEPS = ("voice gone", "recognise", "route+game", "synthesise", "to speaker")
+STEPS = ("voice gone", "recognise", "route+game", "synthesise", "to speaker", "silence")
 PARTS = ("(synthesis)", "(reference)")
 """Parts of "synthesise": the voice's own time and the echo reference's resampling
 (``speech_start``'s synth_ms, reference_ms); the rest is the hops to the player."""
 
 
-def _steps(records: list[dict[str, object]], voice_left: float, sound: float) -> dict[str, float]:
+def _steps(records: list[dict[str, object]], voice_left: float, sound: float,
+           sounded: float) -> dict[str, float]:
     """Where one line's voice-to-voice went, from the trace (wall-clock ``ts``):
 
     * voice gone: the last voiced sample sent -> recognition of it starts (``asr_speculate``;
@@ -98,7 +104,8 @@ def _steps(records: list[dict[str, object]], voice_left: float, sound: float) ->
     * route+game: -> the reply's text reaches the voice (``speech_text``);
     * synthesise: -> its first sentence starts to play (``speech_start``: synthesis, the echo
       reference, the hop to the player);
-    * to speaker: -> its first sample at the simulated speaker (``audio.play``'s round trip).
+    * to speaker: -> its first sample at the simulated speaker (``audio.play``'s round trip);
+    * silence: -> its first sound (the silence the clip begins with).
     """
     def first(kind: str, after: float = 0.0) -> float | None:
         for r in records:
@@ -119,7 +126,7 @@ def _steps(records: list[dict[str, object]], voice_left: float, sound: float) ->
     start = first("speech_start", known)
     if text is None or start is None:
         return {}
-    marks = [voice_left, began, known, text, start, sound]
+    marks = [voice_left, began, known, text, start, sound, sounded]
     steps = {name: (b - a) * 1000 for name, a, b in zip(STEPS, marks, marks[1:], strict=False)}
     said = next(r for r in records if r["type"] == "speech_start" and float(r["ts"]) == start)  # type: ignore[arg-type]
     steps[PARTS[0]] = float(said["synth_ms"])  # type: ignore[arg-type]
@@ -136,6 +143,14 @@ def _last_voiced(pcm: bytes) -> int:
     loud = np.sqrt((windows ** 2).mean(axis=1))
     voiced = np.nonzero(loud > 0.05 * loud.max())[0]
     return int(voiced[-1] + 1) * 320 if voiced.size else len(pcm)
+
+
+def _lead_s(pcm: bytes) -> float:
+    """How long a reply's clip (24 kHz) is silent before its first sound."""
+    import numpy as np
+
+    loud = np.flatnonzero(np.abs(np.frombuffer(pcm, "<i2")) > 32)
+    return int(loud[0]) / 24000 if loud.size else 0.0
 
 
 def _meant(expected: str, records: list[dict[str, object]]) -> bool:
@@ -178,6 +193,8 @@ async def one_run(rounds: int, room: str, recognizer: LocalRecognizer,
     mouth = await child_voice(parse_room(room) if room else None)
     spoken = {line: await mouth.synthesize(line) for _, line, _ in ROUND}
     runs = {setting.name: Run() for setting in settings}
+    rng = random.Random(7)  # the same phases for every setting: line i of round r
+    phases = [[2 * rng.randrange(MIC_FRAME_BYTES // 2) for _ in ROUND] for _ in range(rounds)]
     offset = time.time() - trio.current_time()  # trace ts are wall-clock, the sim's trio time
     async with open_sim_robot(device=device) as sim:
         voice = VoiceRobot(sim, await NeuralSynthesizer.load(), trace=trace, print_speech=False)
@@ -185,18 +202,23 @@ async def one_run(rounds: int, room: str, recognizer: LocalRecognizer,
                                  model=OfflineMainModel, trace=trace) as (agent, _):
             loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=False)
             async with running(loop):
-                for _ in range(rounds):
+                for r in range(rounds):
                     for setting in settings:
                         setting.apply()
                         run = runs[setting.name]
-                        for kind, line, expected in ROUND:
+                        for i, (kind, line, expected) in enumerate(ROUND):
                             await loop.wait_ready_for_speech()
                             heard_before = len(loop.heard)
                             clips = len(device.audio.clips)
                             first = len(records)
                             cpu = time.process_time()
                             pcm = spoken[line]
-                            device.audio.microphone.feed(pcm[:_last_voiced(pcm)])
+                            # Each line begins anywhere in a 60 ms microphone frame: where
+                            # its voice ends in its last frame decides whether Silero hears
+                            # the silence in that frame or the next (voice gone ~5-65 or
+                            # ~65-125 ms), and a family's lines fall anywhere.
+                            phase = bytes(phases[r][i])
+                            device.audio.microphone.feed(phase + pcm[:_last_voiced(pcm)])
                             await device.audio.microphone.drained()
                             voice_left = device.audio.microphone.sent_at
                             with trio.move_on_after(15) as waiting:
@@ -205,16 +227,19 @@ async def one_run(rounds: int, room: str, recognizer: LocalRecognizer,
                                 run.misses.append(f"{line} -> never heard")
                                 run.unheard += 1
                                 continue
+                            clip: SimClip | None = None
                             with trio.move_on_after(30):
                                 await device.audio.wait_clips(clips + 1)
                                 clip = device.audio.clips[clips]
                                 await device.audio.wait_sound(clip)
-                                assert clip.started is not None
-                                run.v2v[kind].append((clip.started - voice_left) * 1000)
-                                for step, ms in _steps(records[first:], voice_left + offset,
-                                                       clip.started + offset).items():
-                                    run.steps[kind][step].append(ms)
                             await loop.wait_ready_for_speech()
+                            if clip is not None and clip.started is not None:
+                                sounded = clip.started + _lead_s(clip.pcm)
+                                run.v2v[kind].append((sounded - voice_left) * 1000)
+                                for step, ms in _steps(records[first:], voice_left + offset,
+                                                       clip.started + offset,
+                                                       sounded + offset).items():
+                                    run.steps[kind][step].append(ms)
                             run.cpu.append(time.process_time() - cpu)
                             run.speculations.append(sum(
                                 r["type"] == "asr_speculate" for r in records[first:]))

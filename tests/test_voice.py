@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from array import array
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -710,6 +710,22 @@ def _play_room(echo: EchoCanceller, mic: bytes, clips: dict[int, bytes]) -> list
     return out
 
 
+def _judged_room(
+    mic: bytes, clips: dict[int, bytes], judge: Callable[[EchoCanceller], bool]
+) -> dict[int, bool]:
+    """As :func:`_play_room`, with ``judge`` of the canceller after each frame that gave
+    output, by where the frame begins (samples)."""
+    echo = EchoCanceller()
+    judged: dict[int, bool] = {}
+    for i in range(0, len(mic) - 1919, 1920):
+        if (clip := clips.get(i // 2)) is not None:
+            echo.play(clip)
+        echo.arrived(mic[i:i + 1920])
+        if echo.process(mic[i:i + 1920]):
+            judged[i // 2] = judge(echo)
+    return judged
+
+
 def test_a_sentence_whose_echo_comes_later_than_the_clock_says_is_moved_to_it() -> None:
     # The first three sentences teach the room's lag (80 ms); the fourth sounds 12 ms later
     # than the host's clock put it, as a loaded host's would.
@@ -766,14 +782,7 @@ def test_a_voice_louder_than_the_robots_echo_could_be_is_told_from_the_echo() ->
     talk = 82560 + 1280 + 4800
     pcm[talk:talk + 8000] += _voice_like(8000, 3000.0)
     mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
-    echo = EchoCanceller()
-    over: dict[int, bool] = {}
-    for i in range(0, len(mic) - 1919, 1920):
-        if (clip := clips.get(i // 2)) is not None:
-            echo.play(clip)
-        echo.arrived(mic[i:i + 1920])
-        if echo.process(mic[i:i + 1920]):
-            over[i // 2] = echo.over_echo
+    over = _judged_room(mic, clips, lambda echo: echo.over_echo)
     echo_alone = [v for at, v in over.items() if 82560 + 1280 + 1920 <= at < talk - 960]
     talking = [v for at, v in over.items() if talk + 960 <= at < talk + 8000 - 960]
     assert echo_alone
@@ -796,14 +805,7 @@ def test_the_microphone_tells_a_voice_from_the_robots_echo_where_the_canceller_t
     pcm[quiet:quiet + 8000] += _voice_like(8000, 750.0)
     pcm[talk:talk + 8000] += _voice_like(8000, 3000.0)
     mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
-    echo = EchoCanceller()
-    heard: dict[int, bool] = {}
-    for i in range(0, len(mic) - 1919, 1920):
-        if (clip := clips.get(i // 2)) is not None:
-            echo.play(clip)
-        echo.arrived(mic[i:i + 1920])
-        if echo.process(mic[i:i + 1920]):
-            heard[i // 2] = echo.heard_over_echo
+    heard = _judged_room(mic, clips, lambda echo: echo.heard_over_echo)
 
     def over(lo: int, hi: int) -> list[bool]:
         return [v for at, v in heard.items() if lo <= at < hi]

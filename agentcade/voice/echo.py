@@ -532,8 +532,7 @@ class EchoCanceller:
         if played < FAR_QUIET:  # none of the robot's voice: the room alone
             self._room.append(heard_level)
         room = median_high(self._room) if self._room else 0.0
-        bound = math.hypot(gain * played, room)
-        self.heard_loudness = heard_level / bound if room and bound else 0.0
+        self.heard_loudness = heard_level / math.hypot(gain * played, room) if room else 0.0
 
     def _far(self, n: int) -> bytes:
         """The reference at the next ``n`` processed samples (silence where there is none)."""

@@ -138,16 +138,14 @@ async def test_a_sentence_is_24_khz_speech_with_a_pause_per_comma(voice_dir: Pat
 
 
 async def test_a_sentence_begins_with_its_voice_not_with_silence(voice_dir: Path) -> None:
-    from array import array
-
     from agentcade.voice.neural import LEAD_S
+    from agentcade.voice.pcm import leading_silence
 
     voice = await NeuralSynthesizer.load()
     # The model opened these with 263-315 ms of silence (不知道: 44).
     for text in ("七", "结束游戏", "我猜十五", "不对哦，比十还大不少。", "不知道"):
-        samples = array("h", await voice.synthesize(text))
-        first = next(i for i, s in enumerate(samples) if abs(s) > 32)
-        assert first / 24000 <= LEAD_S + 0.005, text
+        pcm = await voice.synthesize(text)
+        assert leading_silence(pcm, 24000) <= LEAD_S + 0.005, text
 
 
 async def test_where_the_neural_voice_cannot_load_espeak_speaks_and_one_line_says_why(

@@ -37,6 +37,7 @@ from agentcade.voice.pcm import (
     Resampler,
     WavError,
     decode_audio,
+    leading_silence,
     resample,
     resume_point,
     rms,
@@ -1149,6 +1150,13 @@ def test_a_paused_sentence_goes_on_from_the_gap_between_syllables_just_before_th
     assert at % 2 == 0
     assert resume_point(pcm, 0, 24000) == 0
     assert resume_point(pcm, 10**9, 24000) <= len(pcm)
+
+
+def test_a_clips_leading_silence_is_the_time_before_its_first_sound() -> None:
+    hiss = array("h", [20, -20] * 800).tobytes()  # under -60 dB: still silence
+    assert leading_silence(bytes(2 * 4000) + hiss + tone(0.2), 16000) == pytest.approx(0.35, abs=1e-3)
+    assert leading_silence(tone(0.2, rate=24000), 24000) < 1e-3
+    assert leading_silence(bytes(480), 24000) == 0.01  # nothing but silence: all of it
 
 
 async def _over_a_room(

@@ -26,7 +26,8 @@ from av.audio.resampler import AudioResampler
 from agentcade.core.errors import VoiceError
 
 __all__ = [
-    "Resampler", "WavError", "decode_audio", "resample", "resume_point", "rms", "seconds", "to_wav",
+    "Resampler", "WavError", "decode_audio", "leading_silence", "resample", "resume_point", "rms",
+    "seconds", "to_wav",
 ]
 
 
@@ -53,6 +54,14 @@ def rms(pcm: bytes) -> float:
 def seconds(pcm: bytes, rate: int) -> float:
     """How long ``pcm`` lasts at ``rate`` Hz."""
     return len(pcm) / (2 * rate)
+
+
+def leading_silence(pcm: bytes, rate: int) -> float:
+    """Seconds before the first sound of ``pcm`` (a sample over 32, -60 dB): what a clip
+    says nothing in before its voice (the whole clip when it is all silence)."""
+    samples = _samples(pcm)
+    first = next((i for i, x in enumerate(samples) if abs(x) > 32), len(samples))
+    return first / rate
 
 
 def resume_point(pcm: bytes, position: int, rate: int, *, back_ms: int = 300) -> int:

@@ -60,6 +60,7 @@ from agentcade.testing.sim import SimDevice, WallClock, open_sim_robot
 from agentcade.testing.sim_process import open_sim_process_robot
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import Listener
+from agentcade.voice.pcm import leading_silence
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer, NeuralSynthesizer, Synthesizer
 
@@ -273,7 +274,8 @@ async def _one(
                            and p.ended >= onset]
                     if len(barged) > before and cut:
                         stopped += 1
-                        latencies.append((cut[0].ended - onset) * speed * 1000 - _lead_ms(pcm))
+                        latencies.append((cut[0].ended - onset) * speed * 1000
+                                         - 1000 * leading_silence(pcm, 16000))
                     else:
                         missed.append(f"{line} ({_what_became(heard[told:])})")
                     with trio.move_on_after(10):
@@ -339,16 +341,6 @@ def _what_became(records: list[dict[str, Any]]) -> str:
         elif r["type"] in ("barge_in_released", "barge_in_confirmed"):
             said.append(f"{r['type'].removeprefix('barge_in_')} at {r['voiced_ms']} ms")
     return ", ".join(said) or "never heard"
-
-
-def _lead_ms(pcm: bytes) -> float:
-    """How long ``pcm`` (16 kHz) is silent before its first sound: not counted in how long
-    the robot took to fall silent."""
-    from array import array
-
-    samples = array("h", pcm)
-    first = next((i for i, s in enumerate(samples) if abs(s) > 32), len(samples))
-    return first / 16
 
 
 def _scaled(pcm: bytes, gain: float) -> bytes:

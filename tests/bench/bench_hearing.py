@@ -51,6 +51,7 @@ from agentcade.testing.room import parse_room
 from agentcade.testing.sim import SimDevice, open_sim_robot
 from agentcade.testing.sim_audio import MIC_FRAME_BYTES, SimClip
 from agentcade.voice.local_asr import LocalRecognizer
+from agentcade.voice.pcm import leading_silence
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import NeuralSynthesizer
 from agentcade.wiring.pipeline import open_pipeline
@@ -145,14 +146,6 @@ def _last_voiced(pcm: bytes) -> int:
     return int(voiced[-1] + 1) * 320 if voiced.size else len(pcm)
 
 
-def _lead_s(pcm: bytes) -> float:
-    """How long a reply's clip (24 kHz) is silent before its first sound."""
-    import numpy as np
-
-    loud = np.flatnonzero(np.abs(np.frombuffer(pcm, "<i2")) > 32)
-    return int(loud[0]) / 24000 if loud.size else 0.0
-
-
 def _meant(expected: str, records: list[dict[str, object]]) -> bool:
     routes = [r["route"] for r in records if r["type"] == "main_route"]
     if expected == "judged":
@@ -234,7 +227,7 @@ async def one_run(rounds: int, room: str, recognizer: LocalRecognizer,
                                 await device.audio.wait_sound(clip)
                             await loop.wait_ready_for_speech()
                             if clip is not None and clip.started is not None:
-                                sounded = clip.started + _lead_s(clip.pcm)
+                                sounded = clip.started + leading_silence(clip.pcm, 24000)
                                 run.v2v[kind].append((sounded - voice_left) * 1000)
                                 for step, ms in _steps(records[first:], voice_left + offset,
                                                        clip.started + offset,

@@ -15,7 +15,7 @@ from agentcade.core.judge import parse_number
 from agentcade.core.skill import Skill
 from agentcade.testing.child import child_voice
 from agentcade.voice.listener import Listener
-from agentcade.voice.local_asr import LocalRecognizer, build_prompt, prompt_echo
+from agentcade.voice.local_asr import LocalRecognizer, asked, build_prompt, prompt_echo
 from agentcade.voice.tts import Synthesizer
 from agentcade.voice.vad import VadConfig
 from agentcade.wiring.hearing import ROUND_WORDS
@@ -54,6 +54,24 @@ def test_a_transcript_made_only_of_prompt_phrases_and_longer_than_the_voice_is_a
     assert prompt_echo(text, prompt, voiced_ms) is echo
 
 
+@pytest.mark.parametrize(("heard", "meant"), [
+    ("是熊猫猫。", "是熊猫吗"),   # the question's 吗 written as the prompt's animal
+    ("是孔雀蚂", "是孔雀吗"),
+    ("是羊貌", "是羊吗"),
+    ("蚀猪马", "是猪吗"),         # 是 by sound too
+    ("是斑马", "是斑马"),         # 斑 is no phrase of the game: an answer, left as it is
+    ("是小猫", "是小猫"),
+    ("是熊猫", "是熊猫"),
+    ("是狐狸呀", "是狐狸呀"),     # ends in no 吗-like syllable
+    ("我猜是熊猫猫", "我猜是熊猫猫"),  # only a line that begins with 是
+])
+def test_a_question_about_an_expected_phrase_whose_ma_was_misheard_is_asked(
+    heard: str, meant: str,
+) -> None:
+    expected = frozenset({"熊猫", "孔雀", "羊", "猪", "斑马", "马", "猫", "狐狸"})
+    assert asked(heard, expected) == meant
+
+
 # --- the real recogniser -------------------------------------------------------------------
 
 
@@ -82,7 +100,8 @@ async def test_a_short_number_is_heard_in_guess_number(
 
 @pytest.mark.parametrize(("game", "line"), [
     ("", "玩猜数字"), ("", "来玩海龟汤"), ("riddle", "月亮"), ("riddle", "彩虹"),
-    ("draw_guess", "是小猫吗"), ("guess_number", "结束游戏"), ("guess_number", "给我一点提示"),
+    ("draw_guess", "是小猫吗"), ("draw_guess", "是熊猫吗"), ("draw_guess", "是乌龟吗"),
+    ("guess_number", "结束游戏"), ("guess_number", "给我一点提示"),
 ])
 async def test_game_names_and_answers_are_heard_in_simplified_characters(
     recognizer: LocalRecognizer, child: Synthesizer, game: str, line: str,

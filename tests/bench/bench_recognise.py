@@ -1,7 +1,8 @@
 """The embedded recogniser's decoding settings: accuracy and time per clip, side by side.
 
 Run: ``.venv/bin/python tests/bench/bench_recognise.py [--sets numbers,draw_guess,riddle,outside]
-[--settings 800:5,800:1]`` (the voice extra; 1-4 minutes on two loaded cores).
+[--settings 800:5,800:1]`` (the voice extra; 1-4 minutes on two loaded cores); a game's set
+with ``:asked`` (``draw_guess:asked``) says each of its words as a guess's question, 是X吗.
 
 Each setting is ``frames:beam``: the encoder's context at least (10 ms frames,
 ``local_asr.MIN_FRAMES``) and the first decoding's beam (``local_asr.BEAM``). The first is
@@ -62,9 +63,11 @@ def _sets(names: list[str]) -> list[tuple[str, list[str], list[tuple[str, str]]]
             games = ["玩猜数字", "玩猜谜语", "玩你画我猜", "玩海龟汤"]
             out.append((name, [*games, *ROUND_WORDS], [(line, line) for line in OUTSIDE]))
         else:
-            bias, vocabulary = _game(name)
+            game, _, form = name.partition(":")  # draw_guess:asked - each word asked (是X吗)
+            bias, vocabulary = _game(game)
             words = [w for w in vocabulary if len(w) <= 3 and not w.endswith("吗")]
-            out.append((name, bias, [(w, w) for w in words]))
+            said = "是{}吗" if form == "asked" else "{}"
+            out.append((name, bias, [(said.format(w), w) for w in words]))
     return out
 
 

@@ -133,8 +133,9 @@ _ASKING = frozenset({"ma", "mao", "man", "mang", "me", "meng"})
 
 def asked(text: str, expected: frozenset[str]) -> str:
     """``text`` as the question it was when it reads 是 + an expected phrase + 吗 by sound
-    (是熊猫猫 -> 是熊猫吗, 蚀猪马 -> 是猪吗, 睡扇子忙 -> 是扇子吗); otherwise ``text`` unchanged. The phrase itself
-    must be expected and the line without the last syllable must not be (是斑马 stays)."""
+    (是熊猫猫 -> 是熊猫吗, 蚀猪马 -> 是猪吗, 睡扇子忙 -> 是扇子吗); otherwise ``text``
+    unchanged. The phrase itself must be expected and the line without the last syllable
+    must not be (是斑马 stays)."""
     bare = _bare(text)
     if len(bare) < 3 or bare[1:-1] not in expected or bare[1:] in expected:
         return text
@@ -212,6 +213,9 @@ class WhisperEngine:
         self._tokenizer = Tokenizer(self._model.hf_tokenizer, True, task="transcribe",
                                     language="zh")
         to_simplified("")  # its table loads now, not on the first line
+        from pypinyin import lazy_pinyin
+
+        lazy_pinyin("是")  # so does pypinyin (asked), not on the event loop
         self.recognize(bytes(RATE), "")  # the first run sets up the kernels
 
     def recognize(self, pcm: bytes, prompt: str, expected: frozenset[str] = frozenset()) -> Recognition:

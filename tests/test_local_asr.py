@@ -61,6 +61,11 @@ def test_a_transcript_made_only_of_prompt_phrases_and_longer_than_the_voice_is_a
     ("蚀猪马", "是猪吗"),         # 是 by sound too
     ("睡扇子忙", "是扇子吗"),
     ("试兔子吗？", "是兔子吗"),
+    ("世纪吗", "是鸡吗"),         # 纪 sounds exactly as 鸡, an expected phrase
+    ("士机马", "是鸡吗"),
+    ("是我牛猫", "是蜗牛吗"),
+    ("是什么", "是什么"),         # 什 sounds like no expected phrase
+    ("是大象吗", "是大象吗"),
     ("是斑马", "是斑马"),         # 斑 is no phrase of the game: an answer, left as it is
     ("是小猫", "是小猫"),
     ("是熊猫", "是熊猫"),
@@ -70,7 +75,8 @@ def test_a_transcript_made_only_of_prompt_phrases_and_longer_than_the_voice_is_a
 def test_a_question_about_an_expected_phrase_whose_ma_was_misheard_is_asked(
     heard: str, meant: str,
 ) -> None:
-    expected = frozenset({"熊猫", "孔雀", "羊", "猪", "斑马", "马", "猫", "狐狸", "扇子", "兔子"})
+    expected = frozenset({"熊猫", "孔雀", "羊", "猪", "斑马", "马", "猫", "狐狸", "扇子", "兔子", "鸡",
+                          "蜗牛", "大象"})
     assert asked(heard, expected) == meant
 
 

@@ -59,12 +59,14 @@ from agentcade.wiring.voice import SCENARIO_SILENCE_BYTES, VoiceLoop, running
 
 SEED = 3
 """The games draw from Python's shared random generator: seeded, every run says the same lines.
-The neural voice is not the same twice (its model keeps a little randomness in pitch and
-energy), so the recogniser may hear a line differently from run to run: the drawing's answer
-is asked as a guess, 是X吗, which it hears best (31-34 of the 43 animals; said alone 26, and
-鸡 alone 5 times in 8, heard as 丁, 请, 骑, 字 or 是 otherwise: `agentcade e2e` failed on it in
-CI). With seed 3 the embedded recogniser heard all 39 lines well enough; with 2026 and 1 it
-misheard the drawing's answer (瓢虫, 猴子). tests/bench/bench_recognise.py prints the figures."""
+What the robot hears of a line still differs a little from run to run (where the line falls
+in the microphone's frames, as the simulated robot's timing decides), and a one-syllable
+answer is fragile: 鸡 said alone was heard 5 times in 8 (as 丁, 请, 骑 otherwise;
+`agentcade e2e` failed on it in CI as 字 and as 是). So the drawing's answer is asked as a
+guess, 是X吗, which the recogniser hears best (34 of the 43 animals; 26 said alone; 是鸡吗
+11 times in 12). With seed 3 the
+embedded recogniser heard all 39 lines well enough; with 2026 and 1 it misheard the drawing's
+answer (瓢虫, 猴子). tests/bench/bench_recognise.py prints the figures."""
 FAILED = 1
 USAGE = 2
 UNREACHABLE = 3

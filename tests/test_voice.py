@@ -699,15 +699,21 @@ def _voice_like(n: int, level: float) -> np.ndarray:
     return sound * level / np.sqrt(np.mean(sound**2))
 
 
-def _play_room(echo: EchoCanceller, mic: bytes, clips: dict[int, bytes]) -> list[bytes]:
+def _play_room(
+    echo: EchoCanceller, mic: bytes, clips: dict[int, bytes],
+    each: Callable[[int, bytes], None] | None = None,
+) -> list[bytes]:
     """Every 60 ms frame of ``mic`` arrives and is processed; each clip is played when the
-    microphone reaches where it is laid. Returns what each frame's processing gave back."""
+    microphone reaches where it is laid. Returns what each frame's processing gave back
+    (``each`` is told it too, with where the frame begins in samples, as it happens)."""
     out = []
     for i in range(0, len(mic) - 1919, 1920):
         if (clip := clips.get(i // 2)) is not None:
             echo.play(clip)
         echo.arrived(mic[i:i + 1920])
         out.append(echo.process(mic[i:i + 1920]))
+        if each is not None:
+            each(i // 2, out[-1])
     return out
 
 
@@ -718,12 +724,12 @@ def _judged_room(
     output, by where the frame begins (samples)."""
     echo = EchoCanceller()
     judged: dict[int, bool] = {}
-    for i in range(0, len(mic) - 1919, 1920):
-        if (clip := clips.get(i // 2)) is not None:
-            echo.play(clip)
-        echo.arrived(mic[i:i + 1920])
-        if echo.process(mic[i:i + 1920]):
-            judged[i // 2] = judge(echo)
+
+    def each(at: int, out: bytes) -> None:
+        if out:
+            judged[at] = judge(echo)
+
+    _play_room(echo, mic, clips, each)
     return judged
 
 

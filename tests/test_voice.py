@@ -28,7 +28,9 @@ from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import (
+    CONFIRM_CLEAN_MS,
     CONFIRM_LOUD_MS,
+    CONFIRM_MS,
     RELEASE_MS,
     Listener,
     MicrophoneClosed,
@@ -1010,6 +1012,29 @@ def test_detection_judges_the_microphone_while_the_robot_is_silent_and_the_outpu
         assert kept in b"".join(line)
 
 
+def test_over_the_robot_a_microphone_with_its_echo_taken_out_is_judged() -> None:
+    """``echo_clean`` (the model of the robot's echo is trusted): the microphone counts while
+    the robot speaks, not the canceller's output."""
+    line = frames(bytes(FRAME * 5) + _espeak_line("结束游戏") + bytes(FRAME * 20))
+
+    def heard(*, in_output: bool) -> bytes:
+        detector = SileroDetector()
+        detector.robot_speaking = True
+        detector.echo_clean = True
+        kept = b""
+        for f in line:
+            output, mic = (f, bytes(len(f))) if in_output else (bytes(len(f)), f)
+            step = detector.feed(output, mic)
+            if step.kind == "start" or kept:
+                kept += step.audio
+        return kept
+
+    assert heard(in_output=True) == b""
+    kept = heard(in_output=False)
+    assert kept
+    assert kept in b"".join(line)
+
+
 def test_a_line_said_while_the_robot_is_silent_reaches_the_recogniser_as_the_microphone_heard_it() -> None:
     """Full duplex gives the recogniser the canceller's output only while the robot's voice
     may be in the room: its noise suppression takes part of a quiet child's voice away."""
@@ -1240,4 +1265,16 @@ def test_a_short_voice_louder_than_the_robots_echo_could_be_is_a_childs(
     # silence; what makes it a child's is how long it was louder than the echo could be.
     over = _Heard(voiced_ms=256, silence_ms=RELEASE_MS)
     verdict = Listener._confirm(over, held=64, clean=None, loud=loud, step_kind="voice")  # type: ignore[arg-type]
+    assert verdict is child
+
+
+@pytest.mark.parametrize(("confirm_ms", "child"), [(CONFIRM_CLEAN_MS, True), (CONFIRM_MS, None)])
+def test_a_voice_begun_with_the_robots_echo_taken_out_is_a_childs_sooner(
+    confirm_ms: float, child: bool | None,
+) -> None:
+    # A quiet 七 began on a clean microphone (the model of the robot's echo trusted): the
+    # robot's voice was not in what was judged, so 64 ms more of it make it a child's.
+    over = _Heard(voiced_ms=96 + CONFIRM_CLEAN_MS, silence_ms=0)
+    verdict = Listener._confirm(over, held=96, clean=96, loud=0, step_kind="voice",  # type: ignore[arg-type]
+                                confirm_ms=confirm_ms)
     assert verdict is child

@@ -26,7 +26,11 @@ from what the canceller left of the robot's own voice: a child goes on once the 
 has left the frames, or is louder than its echo could be (a one-syllable 七 is over before
 the robot's voice has left the frames; the microphone's own samples say so best, the
 canceller takes part of a voice away with the robot's); the canceller's residue ends with
-the robot's voice, and the sentence goes on (``on_release``).
+the robot's voice, and the sentence goes on (``on_release``). Where the model of the robot's
+echo is trusted (``EchoCanceller.clean``), the microphone with that echo taken out is judged
+instead of the canceller's output, and the robot's voice counts as out of the frames: a
+voice begun there is a child's after :data:`CONFIRM_CLEAN_MS` more of it (AEC3's suppressor
+takes a child quieter than the robot's echo away; the model leaves it standing).
 
 Trace records: ``asr_speculate`` (voiced_ms, silence_ms) when a pause's recognition starts,
 ``speech_heard`` when an utterance ends (audio_ms, voiced_ms, early: ended
@@ -59,6 +63,7 @@ from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.vad import Detector, SileroDetector, VadConfig, make_detector
 
 __all__ = [
+    "CONFIRM_CLEAN_MS",
     "CONFIRM_LONG_MS",
     "CONFIRM_LOUD_MS",
     "CONFIRM_MS",
@@ -104,6 +109,11 @@ voice is several times louder than the echo. What the canceller left of the robo
 paused it with 0 or 60 ms of it (160 sentences at load 4); 七 with 120 to 240. By the output
 alone, a 七 whose second loud frame the canceller had taken most of away (1.26-1.41 times
 the echo) was released: 2 of 20 at no load."""
+CONFIRM_CLEAN_MS = 64
+"""Voice after the robot paused for it that makes it a child's when it began on a clean
+microphone (``EchoCanceller.clean``: the model of the robot's echo took that echo out of
+what was judged, so the voice is not the robot's; a one-syllable 七 said quietly is over
+before ``CONFIRM_MS`` more of it)."""
 RELEASE_MS = 160
 """Silence after the robot paused for a voice that makes it no child's: the robot goes on."""
 
@@ -191,6 +201,7 @@ class Listener:
         """What voice detection must know of the robot's voice in the frames just processed."""
         detector.robot_speaking = echo.audible or self._speaking()
         if isinstance(detector, SileroDetector):
+            detector.echo_clean = echo.clean
             detector.echo_converged = echo.converged
             detector.echo_onset = echo.onset
             detector.echo_resumed = echo.resumed
@@ -242,7 +253,7 @@ class Listener:
                 frame = echo.process(frame)
                 if not frame:  # it waits while the robot's sentence is placed
                     continue
-                mic = echo.last_input
+                mic = echo.last_clean
                 self._tell(detector, echo)
             step = detector.feed(frame, mic)
             if step.kind == "start":
@@ -252,7 +263,10 @@ class Listener:
         """While the robot is paused for this voice: its voiced ms when the hold began."""
         clean: float | None = None
         """... and when the robot's voice had left the frames (its sound stopped, the room's
-        lag and reverb over): None until then."""
+        lag and reverb over; or its echo was taken out, ``EchoCanceller.clean``): None until
+        then."""
+        clean_start = False
+        """... and whether it began on a clean microphone (then ``CONFIRM_CLEAN_MS``)."""
         loud = 0.0
         """... and how long it has been louder than the robot's echo could be while that echo
         may be in the frames (``EchoCanceller.over_echo``): somebody else talking."""
@@ -262,15 +276,17 @@ class Listener:
             """The child talks while the robot speaks: stop it (once an utterance), or pause
             it until the voice is confirmed when it may be the robot's own echo (``loud_ms``:
             how much of the voice so far was louder than that echo could be)."""
-            nonlocal barged, held, loud
+            nonlocal barged, held, loud, clean, clean_start
             barged = True
             hold = not sure and self._on_hold is not None
             self._trace.record("speech_over_robot", voiced_ms=round(detector.voiced_ms),
-                               held=hold)
+                               held=hold, clean=echo is not None and echo.clean)
             if hold:
                 assert self._on_hold is not None
                 held = detector.voiced_ms
                 loud = loud_ms
+                clean_start = echo is not None and echo.clean
+                clean = held if clean_start else None
                 self._on_hold()
             elif self._on_barge_in is not None:
                 self._on_barge_in()
@@ -285,19 +301,21 @@ class Listener:
         def confirm(step_kind: str, frame_ms: float) -> bool:
             """While held: go on (True), or confirm it a child (barge-in), or let the robot go
             on (released: False, this utterance is dropped)."""
-            nonlocal held, clean, loud, released
+            nonlocal held, clean, loud, released, clean_start
             if held is None:
                 return True
-            if echo is None or not echo.audible:
+            if echo is None or not echo.audible or echo.clean:
                 clean = detector.voiced_ms if clean is None else clean
             elif louder(echo):
                 loud += frame_ms
-            verdict = self._confirm(detector, held, clean, loud, step_kind)
+            verdict = self._confirm(detector, held, clean, loud, step_kind,
+                                    CONFIRM_CLEAN_MS if clean_start else CONFIRM_MS)
             if verdict is None:
                 return True
             voiced_ms = round(detector.voiced_ms)
             held = clean = None
             loud = 0.0
+            clean_start = False
             if verdict:
                 self._trace.record("barge_in_confirmed", voiced_ms=voiced_ms)
                 if self._on_barge_in is not None:
@@ -387,7 +405,7 @@ class Listener:
                             over_robot(sure=quiet_start)
                         if not frame:  # waiting while the robot's sentence is placed
                             continue
-                        mic = echo.last_input
+                        mic = echo.last_clean
                         self._tell(detector, echo)
                     elif not frame or self._deaf():  # the robot spoke: half duplex, drop it
                         dropped = True
@@ -452,10 +470,12 @@ class Listener:
 
     @staticmethod
     def _confirm(
-        detector: Detector, held: float, clean: float | None, loud: float, step_kind: str
+        detector: Detector, held: float, clean: float | None, loud: float, step_kind: str,
+        confirm_ms: float = CONFIRM_MS,
     ) -> bool | None:
         """Whether a voice that paused the robot is a child's: True once it has gone on for
-        :data:`CONFIRM_MS` with the robot's voice out of the frames (what the canceller
+        ``confirm_ms`` (:data:`CONFIRM_MS`; :data:`CONFIRM_CLEAN_MS` for one that began on a
+        clean microphone) with the robot's voice out of the frames (what the canceller
         leaves of it ends with it; a child goes on), or :data:`CONFIRM_LOUD_MS` louder than
         the robot's echo could be while it may be heard, or :data:`CONFIRM_LONG_MS` since the
         hold (on a busy host the robot can take half a second to stop, and a short line is
@@ -464,7 +484,7 @@ class Listener:
         undecided."""
         voiced = detector.voiced_ms
         if (voiced - held >= CONFIRM_LONG_MS or loud >= CONFIRM_LOUD_MS
-                or (clean is not None and voiced - clean >= CONFIRM_MS)):
+                or (clean is not None and voiced - clean >= confirm_ms)):
             return True
         if step_kind == "end" or detector.silence_ms >= RELEASE_MS:
             return False

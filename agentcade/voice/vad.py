@@ -287,6 +287,16 @@ class SileroDetector:
         self.robot_speaking = False
         """Set by the listener while the robot's own voice is in the room (a start then
         needs ``over_speech_ms`` of speech)."""
+        self.echo_clean = False
+        """Set by the listener: True when ``feed``'s ``mic`` has the robot's echo taken out
+        (``agentcade.voice.echo.EchoCanceller.clean``): it is then judged, even while the
+        robot speaks (see :meth:`feed`)."""
+        self._mic_clean = True
+        """Whether the microphone's model last heard a clean microphone (see :meth:`feed`)."""
+        self._clean_over_robot = False
+        """Whether the utterance under way began on a clean microphone over the robot: it is
+        judged there to its end (the model may stop being trusted meanwhile, and AEC3's
+        output would lose the quiet voice it began with)."""
 
     @property
     def speaking(self) -> bool:
@@ -331,13 +341,28 @@ class SileroDetector:
         only while it counts: the model on the output needs the quiet the canceller makes
         of the room between sentences. The cost is a second model: Silero takes 0.55 ms
         of CPU per 10 ms of sound, AEC3 0.08 ms.
+
+        With ``echo_clean`` (``mic`` has the robot's echo taken out by the model of it) the
+        microphone counts even while the robot speaks (a start there asks for
+        ``over_speech_prob`` for ``over_speech_ms``, as over a converged canceller: with
+        the quiet room's 0.5 for 96 ms, a quiet 七 was missed 2 times in 20, with this 0),
+        and an utterance begun so is judged there to its end.
         """
         probabilities, self._rest = self._probabilities(self._model, self._rest, frame)
         if mic is not None:
             if self._mic_model is None:
                 self._mic_model = self._new_model()
+            clean = (not self.robot_speaking or self.echo_clean
+                     or (self._speaking and self._clean_over_robot))
+            if clean and not self._mic_clean:
+                # It heard the robot's voice until now, and Silero carries what it heard: a
+                # start the moment the robot's echo is taken out (on a recorded run, most
+                # false starts over the robot's sentences came there).
+                self._mic_model.reset()
+                self._mic_rest = b""
+            self._mic_clean = clean
             heard, self._mic_rest = self._probabilities(self._mic_model, self._mic_rest, mic)
-            if not self.robot_speaking:
+            if clean:
                 frame, probabilities = mic, heard
         return self._step(frame, probabilities)
 
@@ -350,7 +375,9 @@ class SileroDetector:
         if not self._speaking:
             self._pre.add(frame)
             threshold, needed = cfg.speech_prob, cfg.min_speech_ms
-            if self.robot_speaking:
+            if self.robot_speaking and self.echo_clean:
+                threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms
+            elif self.robot_speaking:
                 if self.over_echo:
                     threshold, needed = cfg.over_speech_prob, cfg.over_echo_ms
                 elif not self.echo_converged or self.echo_onset or self.host_behind:
@@ -364,6 +391,7 @@ class SileroDetector:
             if self._run_ms < needed:
                 return Step("quiet")
             self._speaking = True
+            self._clean_over_robot = self.robot_speaking and self.echo_clean
             self.voiced_ms = self._run_ms
             self._run_ms = 0.0
             self._length_ms = ms

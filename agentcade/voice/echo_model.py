@@ -1,0 +1,252 @@
+"""A linear model of the robot's echo: what it played, as the room returns it, taken out of
+the microphone's own samples — leaving a child quieter than that echo standing.
+
+Why beside AEC3 (:mod:`agentcade.voice.echo`): AEC3's suppressor takes out whatever it
+cannot tell from the robot's voice, and a child quieter than the robot's echo (a quiet
+child a metre away, the robot's speaker a few centimetres from its microphone) goes with
+it. Measured on a recorded run (``tests/bench/bench_barge.py --capture``: fan RMS 700, echo
+0.3, 24 lines said over the robot at a quarter of a normal voice): Silero's longest run of
+speech (p >= 0.5) was 0–64 ms in AEC3's output for 8 of the 24 lines; on the microphone with
+this model's echo taken out, 128–1056 ms: the quiet child (~790 RMS) stands over the fan
+(~540) and what is left of the echo. The echo is linear enough: a filter fitted to one
+sentence leaves ~585 RMS of the microphone's ~1080 where the fan alone is ~540 — about a
+quarter of the echo (the microphone's Opus coding, each sentence's place to a fraction of a
+sample), under the fan's noise.
+
+What makes it work is the place of each sentence: the robot's sentences come back tens of
+samples apart from where their reference is laid (1300–1580 samples after, on that run),
+and an adaptive filter that must follow such jumps in a fan's noise never settles (a
+partitioned frequency-domain NLMS took ~6 dB off). The canceller already finds each
+sentence's echo to the sample (its placing, ``EchoCanceller._aligned``); here each sentence
+is laid where its echo was found (:meth:`EchoModel.place`), so the room's response is the
+same for all of them and is learned once, by least squares over every sentence heard with
+nobody louder than the echo (:meth:`EchoModel.learn`; a quiet voice in it is uncorrelated
+with the robot's and only adds noise), refreshed every ``LEARN_S`` of echo with older
+sentences counting less (``FORGET``: a room changes).
+
+It is trusted (:attr:`EchoModel.trusted`) once what it leaves of the robot's voice, measured
+on the frames it learned from, is at most ``TRUST_LEFT`` of that voice and lost in the room's
+own noise (``TRUST_MASKED``); and for a frame only
+when every sentence in it was placed by its echo. A room whose echo it cannot model (a long
+reverb; a sentence not found) is never trusted: the canceller's output alone is judged then,
+as before.
+
+Sans-IO: numbers in, numbers out; no trio.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["PRE", "TAPS", "EchoModel"]
+
+TAPS = 1024
+"""The room's response, in samples (64 ms at 16 kHz): the direct path and the first
+reflections (the simulated room's come 23 and 51 ms after it)."""
+PRE = 64
+"""Of which before where the echo was found (a sentence found a little late)."""
+LEARN_S = 2.0
+"""Seconds of echo learned from between two solutions of the room's response."""
+FORGET = 0.8
+"""What the echo learned before counts at each new solution (a room changes)."""
+RIDGE = 0.01
+"""Regularisation, a share of the robot's voice's energy: what it barely played (its lowest
+and highest frequencies) is not fitted to the fan."""
+TRUST_LEFT = 0.45
+"""The most of the robot's echo (its RMS) the model may leave for it to be trusted."""
+TRUST_MASKED = 0.6
+"""... and the most of the room's own noise (RMS) what it leaves may be: Silero hears what is
+left of the robot's voice in a quiet room. In the simulated room with echo and no fan, the
+model left about a quarter of the echo, and with that judged the robot stopped itself the
+moment its next sentence began; under a fan (RMS 700) the same quarter is never heard."""
+TRUST_FRAMES = 64
+"""Frames learned from (about four seconds of the robot's voice) whose lower quartile says
+what the model leaves (see ``TRUST_LEFT``): a quiet child talking over the robot is in them
+too (no louder than the echo, they cannot be told apart), and a median of the last second
+made the model untrusted while a child talked — over 100 sentences, 4 of 20 quiet lines
+were judged without it."""
+RATE = 16000
+UNPLACED_LAG = RATE // 4
+"""How late the echo of a clip not placed may come (``echo.ALIGN_SEARCH_MS``)."""
+
+
+@dataclass
+class _Clip:
+    laid: int
+    """Where the canceller laid it (its timeline, samples)."""
+    pcm: np.ndarray
+    lag: int | None = None
+    """How much later than laid its echo comes (None: not found)."""
+
+    @property
+    def end(self) -> int:
+        return self.laid + len(self.pcm)
+
+
+class EchoModel:
+    """See the module docstring. Positions are the echo canceller's timeline (samples)."""
+
+    def __init__(self) -> None:
+        self._clips: list[_Clip] = []
+        self._h: np.ndarray | None = None
+        self._rxx = np.zeros(TAPS)
+        self._rxy = np.zeros(TAPS)
+        self._since = 0
+        """Samples learned from since the last solution."""
+        self._left: deque[tuple[float, float]] = deque(maxlen=TRUST_FRAMES)
+        """What the model left of the echo in the last frames learned from: a share of the
+        echo, and of the room's noise."""
+        self._x = np.zeros(0)
+        """The reference behind the last :meth:`cancel` (for :meth:`learn`)."""
+        self._at = 0
+        self._est = np.zeros(0)
+        self._placed = False
+
+    def lay(self, at: int, pcm: bytes) -> None:
+        """A clip (16 kHz mono s16le) laid at ``at``: its echo is not placed yet."""
+        samples = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], np.int16).astype(np.float64)
+        self._clips.append(_Clip(at, samples))
+
+    def place(self, at: int, lag: int) -> None:
+        """The echo of the clip laid at ``at`` comes ``lag`` samples after it."""
+        for clip in self._clips:
+            if clip.laid == at:
+                clip.lag = lag
+
+    def cut(self, at: int) -> None:
+        """Nothing laid from ``at`` on was played (the sound was stopped)."""
+        kept = []
+        for clip in self._clips:
+            if clip.laid < at:
+                clip.pcm = clip.pcm[: at - clip.laid]
+                kept.append(clip)
+        self._clips = kept
+
+    def rebase(self, origin: int) -> None:
+        """The timeline begins again at ``origin`` (a microphone opened)."""
+        for clip in self._clips:
+            clip.laid -= origin
+
+    def _reference(self, lo: int, hi: int) -> tuple[np.ndarray, bool]:
+        """The robot's voice over ``lo..hi``, each clip where its echo comes, and whether
+        every clip there was placed."""
+        out = np.zeros(hi - lo)
+        placed = True
+        for clip in self._clips:
+            if clip.lag is None:  # its echo comes somewhere in the next quarter second
+                placed = placed and not (clip.laid < hi and clip.end + UNPLACED_LAG > lo)
+                continue
+            a, b = clip.laid + clip.lag, clip.end + clip.lag
+            x, y = max(a, lo), min(b, hi)
+            if x < y:
+                out[x - lo:y - lo] += clip.pcm[x - a:y - a]
+        return out, placed
+
+    def cancel(self, at: int, near: bytes) -> tuple[bytes, bool]:
+        """``near`` (the microphone at ``at``…, s16le) with the modelled echo taken out, and
+        whether that can be trusted (see the module docstring). Clips whose echo is over
+        are forgotten."""
+        mic = np.frombuffer(near[: len(near) - len(near) % 2], np.int16).astype(np.float64)
+        n = len(mic)
+        self._clips = [c for c in self._clips
+                       if c.end + (UNPLACED_LAG if c.lag is None else c.lag) + TAPS > at]
+        self._x, self._placed = self._reference(at + PRE - TAPS + 1, at + n + PRE)
+        self._at = at
+        if self._h is None or not self._x.any():
+            self._est = np.zeros(n)
+            return near[: 2 * n], self._placed and self.trusted
+        self._est = _convolve_valid(self._x, self._h)
+        out = np.clip(np.rint(mic - self._est), -32768, 32767).astype(np.int16).tobytes()
+        return out, self._placed and self.trusted
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the model leaves little enough of the robot's echo (``TRUST_LEFT``)."""
+        if self._h is None or len(self._left) < TRUST_FRAMES // 4:
+            return False
+        quartile = len(self._left) // 4
+        return (sorted(share for share, _ in self._left)[quartile] <= TRUST_LEFT
+                and sorted(masked for _, masked in self._left)[quartile] <= TRUST_MASKED)
+
+    def learn(self, near: bytes, room: float) -> None:
+        """Learn from the frames of the last :meth:`cancel` (call only when nobody was
+        louder than the robot's echo in them); ``room``: the room's own noise (RMS)."""
+        if not self._placed or not self._x.any():
+            return
+        mic = np.frombuffer(near[: len(near) - len(near) % 2], np.int16).astype(np.float64)
+        n = len(mic)
+        x = self._x
+        if len(x) != n + TAPS - 1 or float(np.sqrt(np.mean(x[TAPS - 1:] ** 2))) < 100:
+            return
+        if self._h is not None:
+            echo = float(np.sqrt(np.mean(self._est ** 2)))
+            if echo > 100.0:
+                left = float(np.sqrt(np.mean((mic - self._est) ** 2)))
+                left = math.sqrt(max(left * left - room * room, 0.0))
+                self._left.append((left / echo, left / room if room else math.inf))
+        # p[j] = sum_t mic[t] x[t + PRE - j];  r[m] = sum_t x[t] x[t - m] (t in this chunk)
+        self._rxy += _correlate_valid(x, mic)[::-1]
+        self._rxx += _correlate_valid(x, x[TAPS - 1:])[::-1]
+        self._since += n
+        if self._since >= LEARN_S * RATE:
+            self._solve()
+
+    def _solve(self) -> None:
+        r = self._rxx.copy()
+        r[0] *= 1 + RIDGE
+        try:
+            self._h = _toeplitz_solve(r, self._rxy)
+        except np.linalg.LinAlgError:
+            return
+        self._rxx *= FORGET
+        self._rxy *= FORGET
+        self._since = 0
+
+
+def _toeplitz_solve(r: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``x`` with ``T x = b``, ``T`` the symmetric Toeplitz matrix whose first column is
+    ``r``: Levinson's recursion, O(n²) — 13 ms for 1,024 taps here where a general solve
+    takes 42-56 ms, on the thread that hears the microphone.
+
+    Raises:
+        np.linalg.LinAlgError: ``T`` is not positive definite.
+    """
+    n = len(b)
+    f = np.zeros(n)
+    x = np.zeros(n)
+    if r[0] <= 0:
+        raise np.linalg.LinAlgError("not positive definite")
+    f[0] = 1 / r[0]
+    x[0] = b[0] / r[0]
+    for k in range(1, n):
+        rk = r[k:0:-1]
+        ef = float(rk @ f[:k])
+        ex = float(rk @ x[:k])
+        if ef * ef >= 1:
+            raise np.linalg.LinAlgError("not positive definite")
+        back = np.concatenate(([0.0], f[k - 1::-1]))
+        f[:k + 1] = (f[:k + 1] - ef * back) / (1 - ef * ef)
+        x[:k + 1] += (b[k] - ex) * f[k::-1]
+    return x
+
+
+def _fft_size(n: int) -> int:
+    return 1 << max(n - 1, 1).bit_length()
+
+
+def _convolve_valid(x: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """``np.convolve(x, h, "valid")``, by FFT."""
+    size = _fft_size(len(x) + len(h))
+    full = np.fft.irfft(np.fft.rfft(x, size) * np.fft.rfft(h, size), size)
+    return full[len(h) - 1:len(x)]
+
+
+def _correlate_valid(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``np.correlate(x, y, "valid")`` (``len(x) >= len(y)``), by FFT."""
+    size = _fft_size(len(x) + len(y))
+    full = np.fft.irfft(np.fft.rfft(x, size) * np.conj(np.fft.rfft(y, size)), size)
+    return full[:len(x) - len(y) + 1]

@@ -337,7 +337,8 @@ def _what_became(records: list[dict[str, Any]]) -> str:
     said = []
     for r in records:
         if r["type"] == "speech_over_robot":
-            said.append("held" if r["held"] else "stopped")
+            said.append(("held" if r["held"] else "stopped")
+                        + (" on a clean microphone" if r.get("clean") else ""))
         elif r["type"] in ("barge_in_released", "barge_in_confirmed"):
             said.append(f"{r['type'].removeprefix('barge_in_')} at {r['voiced_ms']} ms")
     return ", ".join(said) or "never heard"

@@ -9,7 +9,8 @@ output even while the robot is silent), ``prob``/``ms`` (what starts an utteranc
 robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
 same while the canceller is still converging: ``warming_prob``/``warming_ms``; ``ems`` the
 same for a sound louder than the robot's echo could be: ``over_echo_ms``; ``rprob``/``rms_``
-the same just after the robot's voice resumed inside a sentence: ``resume_prob``/``resume_ms``).
+the same just after the robot's voice resumed inside a sentence: ``resume_prob``/``resume_ms``;
+``model``: False leaves out the model of the robot's echo, ``EchoCanceller.clean``).
 
 The capture holds every microphone frame, clip and stop in the order the host saw them, so
 the reference meets the same frames as in the run: each setting is judged on the same
@@ -41,7 +42,8 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
            prob: float = VadConfig.over_speech_prob, ms: int = VadConfig.over_speech_ms,
            wprob: float = VadConfig.warming_prob, wms: int = VadConfig.warming_ms,
            ems: int = VadConfig.over_echo_ms, mic: bool = True,
-           rprob: float = VadConfig.resume_prob, rms_: int = VadConfig.resume_ms) -> str:
+           rprob: float = VadConfig.resume_prob, rms_: int = VadConfig.resume_ms,
+           model: bool = True) -> str:
     echo = EchoCanceller()
     from livekit import rtc
 
@@ -80,12 +82,14 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
             step = Step("quiet")
             if out:  # as the listener tells it (Listener._tell)
                 detector.robot_speaking = echo.audible if mic else echo.playing
+                detector.echo_clean = model and echo.clean
                 detector.echo_converged = echo.converged
                 detector.echo_onset = echo.onset
                 detector.echo_resumed = echo.resumed
                 detector.host_behind = echo.behind
                 detector.over_echo = echo.over_echo
-                step = detector.feed(out, echo.last_input if mic else None)
+                step = detector.feed(out, (echo.last_clean if model else echo.last_input)
+                                     if mic else None)
             cpu += time.perf_counter() - t0
             frames += len(frame) // 320
             if step.kind == "start":

@@ -169,3 +169,18 @@ def test_the_rooms_response_is_solved_as_a_general_solver_would() -> None:
     b = rng.normal(size=64)
     matrix = r[np.abs(np.subtract.outer(np.arange(64), np.arange(64)))]
     assert np.allclose(_toeplitz_solve(r, b), np.linalg.solve(matrix, b), rtol=1e-8, atol=1e-12)
+
+
+def test_what_the_model_leaves_is_measured_only_where_the_echo_stands_out_of_the_room() -> None:
+    # Where the robot's voice is quieter than the room, what the model leaves of it is lost
+    # in the room whatever the model is worth: such frames would make any model look good.
+    model, _, _ = _sentences([1280, 1310, 1262, 1345])
+    rng = np.random.default_rng(3)
+    for laid, level, measured in ((10**6, 3000.0, True), (2 * 10**6, 300.0, False)):
+        voice = _voice(rng, 4 * 960, level)
+        model.lay(laid, _pcm(voice))
+        model.place(laid, 1300)
+        at = laid + 1300 + 960
+        heard = _heard(voice, 0, 4 * 960 + 1300)[960:1920] + rng.normal(0.0, 700.0, 960)
+        model.cancel(at, _pcm(heard))
+        assert model.learn(_pcm(heard), 700.0) is measured

@@ -92,7 +92,7 @@ import math
 import time
 from collections import deque
 from statistics import median_high
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentcade.voice.pcm import rms
 
@@ -198,6 +198,21 @@ CONVERGED_MS = 10_000
 of the robot's voice to start an utterance."""
 
 
+class _Cancelled(NamedTuple):
+    """Whole frames through the canceller (:meth:`EchoCanceller._cancel`)."""
+
+    out: bytes
+    """With the echo removed by AEC3."""
+    heard: bytes
+    """As heard."""
+    cleaned: bytes
+    """With the model's echo taken out (as heard while it has learned nothing)."""
+    clean: bool
+    """Whether the model is trusted for them (``EchoModel.cancel``)."""
+    measured: bool
+    """Whether the model measured what it leaves in them (``EchoModel.learn``)."""
+
+
 class EchoCanceller:
     """See the module docstring. ``align=False`` leaves each clip where the clock lays it.
 
@@ -277,6 +292,10 @@ class EchoCanceller:
         """Whether :attr:`last_clean` has the robot's echo taken out (the linear model of it,
         :mod:`agentcade.voice.echo_model`, is trusted for the frames of the last
         :meth:`process`; also when none of the robot's voice is in them)."""
+        self.measured = False
+        """Whether, in the frames of the last :meth:`process`, the model measured what it
+        leaves of the robot's echo (``EchoModel.measured``): what voice detection hears in
+        :attr:`last_clean` there is what the model leaves."""
         self.last_clean = b""
         """The microphone's own samples behind the last output of :meth:`process`, with the
         model's echo taken out when :attr:`clean` (else as heard): AEC3's suppressor takes a
@@ -447,10 +466,11 @@ class EchoCanceller:
                 return b""
             held, self._held, self._held_samples = self._held, [], 0
             done = [self._cancel(gap, frame) for gap, frame in held]
-        self.last_input = b"".join(heard for _, heard, _, _ in done)
-        self.clean = all(clean for _, _, _, clean in done) and not self.behind
-        self.last_clean = b"".join(cleaned for _, _, cleaned, _ in done)
-        return b"".join(out for out, _, _, _ in done)
+        self.last_input = b"".join(part.heard for part in done)
+        self.clean = all(part.clean for part in done) and not self.behind
+        self.measured = any(part.measured for part in done)
+        self.last_clean = b"".join(part.cleaned for part in done)
+        return b"".join(part.out for part in done)
 
     def _aligned(self) -> bool:
         """Whether the held frames reach far enough to find the pending clip's echo (then
@@ -511,9 +531,8 @@ class EchoCanceller:
         self._onset += shift
         self.shifts.append(shift)
 
-    def _cancel(self, gap: int, frame: bytes) -> tuple[bytes, bytes, bytes, bool]:
-        """(the whole frames ready with the echo removed, the same frames as heard, and with
-        the model's echo taken out when it is trusted for them, else None)."""
+    def _cancel(self, gap: int, frame: bytes) -> _Cancelled:
+        """The whole frames ready, each way (see :class:`_Cancelled`)."""
         if gap:  # what the robot played while the lost samples were heard
             at = self._processed
             lost = self._far(gap)
@@ -536,9 +555,10 @@ class EchoCanceller:
             self._apm.process_stream(near)
             out += memoryview(near.data).cast("B")
         self._measure(bytes(out), data[:whole], whole // FRAME_BYTES)
+        measured = False
         if self._lags and self._room and self.loudness < 1.0:  # nobody louder than the echo
-            self._model.learn(data[:whole], median_high(self._room))
-        return bytes(out), data[:whole], cleaned, clean
+            measured = self._model.learn(data[:whole], median_high(self._room))
+        return _Cancelled(bytes(out), data[:whole], cleaned, clean, measured)
 
     def _far_level(self, level: float, at: int) -> None:
         """The loudness of the robot's 10 ms of voice at ``at``: kept for :meth:`_measure`,

@@ -25,8 +25,10 @@ with the robot's and only adds noise), refreshed every ``LEARN_S`` of echo with 
 sentences counting less (``FORGET``: a room changes).
 
 It is trusted (:attr:`EchoModel.trusted`) once what it leaves of the robot's voice, measured
-on the frames it learned from, is at most ``TRUST_LEFT`` of that voice and lost in the room's
-own noise (``TRUST_MASKED``); and for a frame only
+on the frames it learned from where that voice stood out of the room, is at most
+``TRUST_LEFT`` of that voice and lost in the room's own noise (``TRUST_MASKED``); voice
+detection then also asks Silero whether it hears what is left (those frames are
+:meth:`EchoModel.learn`'s ``True``); and for a frame only
 when every sentence in it was placed by its echo. A room whose echo it cannot model (a long
 reverb; a sentence not found) is never trusted: the canceller's output alone is judged then,
 as before.
@@ -58,17 +60,23 @@ RIDGE = 0.01
 and highest frequencies) is not fitted to the fan."""
 TRUST_LEFT = 0.45
 """The most of the robot's echo (its RMS) the model may leave for it to be trusted."""
-TRUST_MASKED = 0.6
-"""... and the most of the room's own noise (RMS) what it leaves may be: Silero hears what is
-left of the robot's voice in a quiet room. In the simulated room with echo and no fan, the
-model left about a quarter of the echo, and with that judged the robot stopped itself the
-moment its next sentence began; under a fan (RMS 700) the same quarter is never heard."""
+TRUST_MASKED = 0.7
+"""... and the most of the room's own noise (RMS) what it leaves may be, where the robot's
+echo is at least as loud as that noise: Silero hears what is left of the robot's voice when
+it stands out of the room. Measured on the frames the model learned from (their median):
+under the bench's fan (RMS 700, the room ~540) with the neural voice, 0.42-0.53; under a fan
+of 300 (the room ~230) with espeak's voice, 0.67-2.08 over 20 runs (trusted in two of them:
+what Silero hears then is checked too, ``vad.SileroDetector.residual_heard``); in a room
+with echo and no fan, far above. A lower quartile over every frame (the echo's quiet ones,
+where what is left is lost in the room, too) said 0.15-0.44 and 0.44-0.56: the robot stopped
+itself under the fan of 300, about one run in six, each time with the model trusted."""
 TRUST_FRAMES = 64
-"""Frames learned from (about four seconds of the robot's voice) whose lower quartile says
-what the model leaves (see ``TRUST_LEFT``): a quiet child talking over the robot is in them
-too (no louder than the echo, they cannot be told apart), and a median of the last second
-made the model untrusted while a child talked — over 100 sentences, 4 of 20 quiet lines
-were judged without it."""
+"""Frames learned from with the robot's echo at least as loud as the room (about four
+seconds of its voice) whose median says what the model leaves (``TRUST_LEFT``,
+``TRUST_MASKED``). A quiet child talking over the robot is in them too (no louder than the
+echo, they cannot be told apart), but only until the robot stops for the child: a few
+frames; a median of the last second instead made the model untrusted while a child talked
+(over 100 sentences, 4 of 20 quiet lines were judged without it)."""
 RATE = 16000
 UNPLACED_LAG = RATE // 4
 """How late the echo of a clip not placed may come (``echo.ALIGN_SEARCH_MS``)."""
@@ -168,32 +176,37 @@ class EchoModel:
         """Whether the model leaves little enough of the robot's echo (``TRUST_LEFT``)."""
         if self._h is None or len(self._left) < TRUST_FRAMES // 4:
             return False
-        quartile = len(self._left) // 4
-        return (sorted(share for share, _ in self._left)[quartile] <= TRUST_LEFT
-                and sorted(masked for _, masked in self._left)[quartile] <= TRUST_MASKED)
+        middle = len(self._left) // 2
+        return (sorted(share for share, _ in self._left)[middle] <= TRUST_LEFT
+                and sorted(masked for _, masked in self._left)[middle] <= TRUST_MASKED)
 
-    def learn(self, near: bytes, room: float) -> None:
+    def learn(self, near: bytes, room: float) -> bool:
         """Learn from the frames of the last :meth:`cancel` (call only when nobody was
-        louder than the robot's echo in them); ``room``: the room's own noise (RMS)."""
+        louder than the robot's echo in them); ``room``: the room's own noise (RMS). True
+        when what the model leaves of the echo there was measured (it stood out of the
+        room): then what is left in the frames is the robot's voice the model missed."""
         if not self._placed or not self._x.any():
-            return
+            return False
         mic = np.frombuffer(near[: len(near) - len(near) % 2], np.int16).astype(np.float64)
         n = len(mic)
         x = self._x
         if len(x) != n + TAPS - 1 or float(np.sqrt(np.mean(x[TAPS - 1:] ** 2))) < 100:
-            return
+            return False
+        measured = False
         if self._h is not None:
             echo = float(np.sqrt(np.mean(self._est ** 2)))
-            if echo > 100.0:
+            if echo > max(room, 100.0):  # where it stands out of the room (``TRUST_MASKED``)
                 left = float(np.sqrt(np.mean((mic - self._est) ** 2)))
                 left = math.sqrt(max(left * left - room * room, 0.0))
                 self._left.append((left / echo, left / room if room else math.inf))
+                measured = True
         # p[j] = sum_t mic[t] x[t + PRE - j];  r[m] = sum_t x[t] x[t - m] (t in this chunk)
         self._rxy += _correlate_valid(x, mic)[::-1]
         self._rxx += _correlate_valid(x, x[TAPS - 1:])[::-1]
         self._since += n
         if self._since >= LEARN_S * RATE:
             self._solve()
+        return measured
 
     def _solve(self) -> None:
         r = self._rxx.copy()

@@ -202,11 +202,18 @@ class Listener:
         detector.robot_speaking = echo.audible or self._speaking()
         if isinstance(detector, SileroDetector):
             detector.echo_clean = echo.clean
+            detector.echo_measured = echo.measured
             detector.echo_converged = echo.converged
             detector.echo_onset = echo.onset
             detector.echo_resumed = echo.resumed
             detector.host_behind = self._behind(echo)
             detector.over_echo = echo.over_echo
+
+    @staticmethod
+    def _taken_out(detector: Detector) -> bool:
+        """Whether the frame just judged had the robot's echo taken out by the model of it
+        (``SileroDetector.echo_taken_out``): the robot's voice is not in what was judged."""
+        return isinstance(detector, SileroDetector) and detector.echo_taken_out
 
     def _behind(self, echo: EchoCanceller) -> bool:
         """Whether the host is behind the microphone now; ``host_behind`` traced once it has
@@ -280,12 +287,12 @@ class Listener:
             barged = True
             hold = not sure and self._on_hold is not None
             self._trace.record("speech_over_robot", voiced_ms=round(detector.voiced_ms),
-                               held=hold, clean=echo is not None and echo.clean)
+                               held=hold, clean=self._taken_out(detector))
             if hold:
                 assert self._on_hold is not None
                 held = detector.voiced_ms
                 loud = loud_ms
-                clean_start = echo is not None and echo.clean
+                clean_start = self._taken_out(detector)
                 clean = held if clean_start else None
                 self._on_hold()
             elif self._on_barge_in is not None:
@@ -304,7 +311,7 @@ class Listener:
             nonlocal held, clean, loud, released, clean_start
             if held is None:
                 return True
-            if echo is None or not echo.audible or echo.clean:
+            if echo is None or not echo.audible or self._taken_out(detector):
                 clean = detector.voiced_ms if clean is None else clean
             elif louder(echo):
                 loud += frame_ms

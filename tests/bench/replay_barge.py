@@ -83,6 +83,7 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
             if out:  # as the listener tells it (Listener._tell)
                 detector.robot_speaking = echo.audible if mic else echo.playing
                 detector.echo_clean = model and echo.clean
+                detector.echo_measured = model and echo.measured
                 detector.echo_converged = echo.converged
                 detector.echo_onset = echo.onset
                 detector.echo_resumed = echo.resumed

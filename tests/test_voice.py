@@ -996,13 +996,7 @@ def test_detection_judges_the_microphone_while_the_robot_is_silent_and_the_outpu
     def heard(*, robot_speaking: bool, in_output: bool) -> bytes:
         detector = SileroDetector()
         detector.robot_speaking = robot_speaking
-        kept = b""
-        for f in line:
-            output, mic = (f, bytes(len(f))) if in_output else (bytes(len(f)), f)
-            step = detector.feed(output, mic)
-            if step.kind == "start" or kept:
-                kept += step.audio
-        return kept
+        return _kept(detector, line, in_output=in_output)
 
     assert heard(robot_speaking=False, in_output=True) == b""
     assert heard(robot_speaking=True, in_output=False) == b""
@@ -1010,6 +1004,18 @@ def test_detection_judges_the_microphone_while_the_robot_is_silent_and_the_outpu
         kept = heard(robot_speaking=robot_speaking, in_output=robot_speaking)
         assert kept
         assert kept in b"".join(line)
+
+
+def _kept(detector: SileroDetector, line: list[bytes], *, in_output: bool) -> bytes:
+    """What ``detector`` keeps of ``line`` said in the canceller's output (the microphone
+    silent) or on the microphone (the output silent)."""
+    kept = b""
+    for f in line:
+        output, mic = (f, bytes(len(f))) if in_output else (bytes(len(f)), f)
+        step = detector.feed(output, mic)
+        if step.kind == "start" or kept:
+            kept += step.audio
+    return kept
 
 
 def _over_robot_with_echo_taken_out(left: bytes, line: list[bytes], *, in_output: bool) -> bytes:
@@ -1022,13 +1028,7 @@ def _over_robot_with_echo_taken_out(left: bytes, line: list[bytes], *, in_output
     for f in frames(left):
         detector.feed(bytes(len(f)), f)
     detector.echo_measured = False
-    kept = b""
-    for f in line:
-        output, mic = (f, bytes(len(f))) if in_output else (bytes(len(f)), f)
-        step = detector.feed(output, mic)
-        if step.kind == "start" or kept:
-            kept += step.audio
-    return kept
+    return _kept(detector, line, in_output=in_output)
 
 
 def test_over_the_robot_a_microphone_with_its_echo_taken_out_is_judged() -> None:

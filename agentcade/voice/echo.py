@@ -557,7 +557,7 @@ class EchoCanceller:
         self._measure(bytes(out), data[:whole], whole // FRAME_BYTES)
         measured = False
         if self._lags and self._room and self.loudness < 1.0:  # nobody louder than the echo
-            measured = self._model.learn(data[:whole], self._room_floor())
+            measured = self._model.learn(data[:whole], median_high(self._room))
         return _Cancelled(bytes(out), data[:whole], cleaned, clean, measured)
 
     def _far_level(self, level: float, at: int) -> None:
@@ -593,15 +593,6 @@ class EchoCanceller:
             self._room.append(heard_level)
         room = median_high(self._room) if self._room else 0.0
         self.heard_loudness = heard_level / math.hypot(gain * played, room) if room else 0.0
-
-    def _room_floor(self) -> float:
-        """The room's own noise between voices: the lower fifth of the frames with none of
-        the robot's voice (:data:`ROOM_LEVELS`). What the model of the robot's echo leaves is
-        measured against it: a child who goes on talking after the robot stopped is in those
-        frames too, and their median (a voice's loudness then) made what the model leaves
-        look lost in a room that loud, right when the robot answers."""
-        levels = sorted(self._room)
-        return levels[len(levels) // 5]
 
     def _far(self, n: int) -> bytes:
         """The reference at the next ``n`` processed samples (silence where there is none)."""

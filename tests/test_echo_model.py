@@ -63,7 +63,7 @@ def _sentences(lags: list[int], *, seconds: float = 1.5, quiet: np.ndarray | Non
                 model.place(at, lag)
         near = pcm[2 * start:2 * (start + 960)]
         cleaned, clean = model.cancel(start, near)
-        model.learn(near, fan)
+        model.learn(fan)
         frames.append((start, cleaned, clean))
     return model, frames, n + gap
 
@@ -183,4 +183,4 @@ def test_what_the_model_leaves_is_measured_only_where_the_echo_stands_out_of_the
         at = laid + 1300 + 960
         heard = _heard(voice, 0, 4 * 960 + 1300)[960:1920] + rng.normal(0.0, 700.0, 960)
         model.cancel(at, _pcm(heard))
-        assert model.learn(_pcm(heard), 700.0) is measured
+        assert model.learn(700.0) is measured

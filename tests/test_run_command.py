@@ -154,8 +154,8 @@ def test_by_default_a_child_talking_over_the_robot_stops_it(tmp_path: Path) -> N
 
     Spoken with espeak-ng both ways under a quiet fan and recognised by script: the room
     where what the model of the robot's echo leaves of espeak's buzz is heard (the robot must
-    not take it for a child: once in about six runs it did while the model was trusted by
-    its sound alone, before Silero was asked too)."""
+    not take it for a child: in 3 runs of 15 it did while the model was trusted by its
+    sound alone, before Silero was asked too)."""
     need_program("espeak-ng", package="espeak-ng")
     scenario = _scenario(tmp_path, "/over 3000 玩猜谜语\n/over 900 结束游戏\n")
     trace = tmp_path / "trace.jsonl"

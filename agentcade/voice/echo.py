@@ -294,12 +294,13 @@ class EchoCanceller:
         :meth:`process`; also when none of the robot's voice is in them)."""
         self.measured = False
         """Whether, in the frames of the last :meth:`process`, the model measured what it
-        leaves of the robot's echo (``EchoModel.measured``): what voice detection hears in
+        leaves of the robot's echo (``EchoModel.learn``): what voice detection hears in
         :attr:`last_clean` there is what the model leaves."""
         self.last_clean = b""
         """The microphone's own samples behind the last output of :meth:`process`, with the
-        model's echo taken out when :attr:`clean` (else as heard): AEC3's suppressor takes a
-        voice quieter than the robot's echo away with it, the model leaves it standing."""
+        model's echo taken out once it has learned the room (else as heard; whether that can
+        be trusted: :attr:`clean`): AEC3's suppressor takes a voice quieter than the robot's
+        echo away with it, the model leaves it standing."""
 
     @property
     def converged(self) -> bool:
@@ -557,7 +558,7 @@ class EchoCanceller:
         self._measure(bytes(out), data[:whole], whole // FRAME_BYTES)
         measured = False
         if self._lags and self._room and self.loudness < 1.0:  # nobody louder than the echo
-            measured = self._model.learn(data[:whole], median_high(self._room))
+            measured = self._model.learn(median_high(self._room))
         return _Cancelled(bytes(out), data[:whole], cleaned, clean, measured)
 
     def _far_level(self, level: float, at: int) -> None:

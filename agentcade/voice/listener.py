@@ -27,7 +27,8 @@ has left the frames, or is louder than its echo could be (a one-syllable 七 is 
 the robot's voice has left the frames; the microphone's own samples say so best, the
 canceller takes part of a voice away with the robot's); the canceller's residue ends with
 the robot's voice, and the sentence goes on (``on_release``). Where the model of the robot's
-echo is trusted (``EchoCanceller.clean``), the microphone with that echo taken out is judged
+echo is trusted (``EchoCanceller.clean``) and Silero does not hear what it leaves
+(``SileroDetector.echo_taken_out``), the microphone with that echo taken out is judged
 instead of the canceller's output, and the robot's voice counts as out of the frames: a
 voice begun there is a child's after :data:`CONFIRM_CLEAN_MS` more of it (AEC3's suppressor
 takes a child quieter than the robot's echo away; the model leaves it standing).
@@ -111,7 +112,7 @@ alone, a 七 whose second loud frame the canceller had taken most of away (1.26-
 the echo) was released: 2 of 20 at no load."""
 CONFIRM_CLEAN_MS = 64
 """Voice after the robot paused for it that makes it a child's when it began on a clean
-microphone (``EchoCanceller.clean``: the model of the robot's echo took that echo out of
+microphone (``SileroDetector.echo_taken_out``: the model of the robot's echo took that echo out of
 what was judged, so the voice is not the robot's; a one-syllable 七 said quietly is over
 before ``CONFIRM_MS`` more of it)."""
 RELEASE_MS = 160
@@ -270,7 +271,7 @@ class Listener:
         """While the robot is paused for this voice: its voiced ms when the hold began."""
         clean: float | None = None
         """... and when the robot's voice had left the frames (its sound stopped, the room's
-        lag and reverb over; or its echo was taken out, ``EchoCanceller.clean``): None until
+        lag and reverb over; or its echo was taken out, :meth:`_taken_out`): None until
         then."""
         clean_start = False
         """... and whether it began on a clean microphone (then ``CONFIRM_CLEAN_MS``)."""

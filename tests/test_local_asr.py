@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from agentcade.testing.child import child_voice
 from agentcade.voice.listener import Listener
 from agentcade.voice.local_asr import LocalRecognizer, asked, build_prompt, prompt_echo
 from agentcade.voice.tts import Synthesizer
-from agentcade.voice.vad import VadConfig
+from agentcade.voice.tuning import TUNING
 from agentcade.wiring.hearing import ROUND_WORDS
 from tests.needs import need_module
 
@@ -144,7 +145,7 @@ async def _hear(recognizer: LocalRecognizer, pcm: bytes, actionable: int | None)
     actionable when it holds the number ``actionable``. The silence window is 3 s here, not
     800 ms, so that a recognition slowed down by a loaded machine still ends it early."""
     send, receive = trio.open_memory_channel[bytes](math.inf)
-    listener = Listener(receive, recognizer, vad=VadConfig(silence_ms=3000), actionable=lambda text: (
+    listener = Listener(receive, recognizer, vad=replace(TUNING, silence_ms=3000), actionable=lambda text: (
         actionable is not None and parse_number(text) == actionable))
     audio = bytes(FRAME * 5) + pcm + bytes(4 * 32000)
 
@@ -226,7 +227,7 @@ async def test_a_child_who_pauses_mid_number_is_not_cut_off(
     first, second = _voiced(await child.synthesize("十")), _voiced(await child.synthesize("五"))
     pause = bytes(int(0.4 * 32000))
     send, receive = trio.open_memory_channel[bytes](math.inf)
-    listener = Listener(receive, told, vad=VadConfig(silence_ms=800),
+    listener = Listener(receive, told, vad=replace(TUNING, silence_ms=800),
                         actionable=lambda text: parse_number(text) is not None)
 
     async def microphone() -> None:

@@ -10,6 +10,7 @@ import sys
 import time
 from array import array
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -27,14 +28,7 @@ from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.listener import (
-    CONFIRM_CLEAN_MS,
-    CONFIRM_LOUD_MS,
-    CONFIRM_MS,
-    RELEASE_MS,
-    Listener,
-    MicrophoneClosed,
-)
+from agentcade.voice.listener import Listener, MicrophoneClosed
 from agentcade.voice.pcm import (
     Resampler,
     WavError,
@@ -53,7 +47,13 @@ from agentcade.voice.tts import (
     SdkSynthesizer,
     make_synthesizer,
 )
-from agentcade.voice.vad import LoudnessDetector, SileroDetector, VadConfig, make_detector
+from agentcade.voice.tuning import TUNING, Tuning
+from agentcade.voice.vad import (
+    LoudnessDetector,
+    RobotVoice,
+    SileroDetector,
+    make_detector,
+)
 from agentcade.wiring.voice import parse_over
 from tests.needs import need_program
 
@@ -101,13 +101,13 @@ def test_quiet_noise_below_the_threshold_never_starts_speech() -> None:
 
 
 def test_an_utterance_ends_at_the_maximum_length_even_without_silence() -> None:
-    detector = LoudnessDetector(VadConfig(max_ms=1200))
+    detector = LoudnessDetector(Tuning(max_ms=1200))
     kinds = [detector.feed(f).kind for f in frames(tone(3.0))]
     assert kinds.index("end") == 19  # the 20th frame makes 1200 ms
 
 
 def test_the_threshold_is_a_setting() -> None:
-    loud = LoudnessDetector(VadConfig(threshold=5000))
+    loud = LoudnessDetector(Tuning(threshold=5000))
     assert all(loud.feed(f).kind == "quiet" for f in frames(tone(1.0)))
 
 
@@ -242,7 +242,7 @@ def test_without_speech_settings_the_robot_hears_and_speaks_by_itself(tmp_path: 
     assert settings.asr.provider == "local"
     assert settings.tts.provider == "neural"
     assert settings.missing_asr is None
-    assert settings.vad == VadConfig()
+    assert settings.vad == TUNING
 
 
 def test_voice_detection_is_tuned_by_settings(tmp_path: Path) -> None:
@@ -250,7 +250,8 @@ def test_voice_detection_is_tuned_by_settings(tmp_path: Path) -> None:
            "VAD_PRE_ROLL_MS": "120", "VAD_MAX_MS": "10000", "ASR_PROVIDER": "openai",
            "ASR_API_KEY": "sk-asr-secret"}
     settings = load_voice_settings(env)
-    assert settings.vad == VadConfig(threshold=900, silence_ms=500, pre_roll_ms=120, max_ms=10000)
+    assert settings.vad == replace(TUNING, threshold=900, silence_ms=500, pre_roll_ms=120,
+                                   max_ms=10000)
     assert settings.missing_asr is None
     assert "sk-asr-secret" not in repr(settings)
     assert settings.secrets() == ["sk-asr-secret"]
@@ -833,16 +834,14 @@ def test_over_a_robot_still_being_learnt_a_start_asks_for_more_unless_it_is_loud
 
     def voiced_at_start(*, over_echo: bool) -> float:
         detector = SileroDetector()
-        detector.robot_speaking = True
-        detector.echo_converged = False
-        detector.over_echo = over_echo
+        detector.robot = RobotVoice(speaking=True, converged=False, over_echo=over_echo)
         for frame in line:
             if detector.feed(frame).kind == "start":
                 return detector.voiced_ms
         raise AssertionError("never started")
 
-    assert voiced_at_start(over_echo=False) >= VadConfig().warming_ms
-    assert voiced_at_start(over_echo=True) < VadConfig().warming_ms
+    assert voiced_at_start(over_echo=False) >= TUNING.warming_ms
+    assert voiced_at_start(over_echo=True) < TUNING.warming_ms
 
 
 def test_over_a_robot_whose_voice_just_resumed_inside_a_sentence_a_start_asks_for_more() -> None:
@@ -850,14 +849,13 @@ def test_over_a_robot_whose_voice_just_resumed_inside_a_sentence_a_start_asks_fo
 
     def starts(*, resumed: bool, probability: float) -> bool:
         detector = SileroDetector()
-        detector.robot_speaking = True
-        detector.echo_resumed = resumed
+        detector.robot = RobotVoice(speaking=True, resumed=resumed)
         return any(detector._step(chunk, [probability]).kind == "start" for _ in range(4))
 
-    between = (VadConfig().over_speech_prob + VadConfig().resume_prob) / 2
+    between = (TUNING.over_speech_prob + TUNING.resume_prob) / 2
     assert starts(resumed=False, probability=between)
     assert not starts(resumed=True, probability=between)
-    assert starts(resumed=True, probability=VadConfig().resume_prob)
+    assert starts(resumed=True, probability=TUNING.resume_prob)
 
 
 def test_while_the_host_is_behind_a_start_over_the_robot_asks_for_more() -> None:
@@ -865,15 +863,14 @@ def test_while_the_host_is_behind_a_start_over_the_robot_asks_for_more() -> None
 
     def voiced_at_start(*, behind: bool) -> float:
         detector = SileroDetector()
-        detector.robot_speaking = True
-        detector.host_behind = behind
+        detector.robot = RobotVoice(speaking=True, behind=behind)
         for frame in line:
             if detector.feed(frame).kind == "start":
                 return detector.voiced_ms
         raise AssertionError("never started")
 
-    assert voiced_at_start(behind=True) >= VadConfig().warming_ms
-    assert voiced_at_start(behind=False) < VadConfig().warming_ms
+    assert voiced_at_start(behind=True) >= TUNING.warming_ms
+    assert voiced_at_start(behind=False) < TUNING.warming_ms
 
 
 def test_the_robots_voice_resuming_after_a_pause_inside_its_sentence_is_told() -> None:
@@ -995,7 +992,7 @@ def test_detection_judges_the_microphone_while_the_robot_is_silent_and_the_outpu
 
     def heard(*, robot_speaking: bool, in_output: bool) -> bytes:
         detector = SileroDetector()
-        detector.robot_speaking = robot_speaking
+        detector.robot = RobotVoice(speaking=robot_speaking)
         return _kept(detector, line, in_output=in_output)
 
     assert heard(robot_speaking=False, in_output=True) == b""
@@ -1023,16 +1020,15 @@ def _over_robot_with_echo_taken_out(left: bytes, line: list[bytes], *, in_output
     ``line`` (in the canceller's output, or on the microphone with the echo taken out), after
     ``left``: what the model left of the robot's voice in frames it measured."""
     detector = SileroDetector()
-    detector.robot_speaking = detector.echo_clean = True
-    detector.echo_measured = True
+    detector.robot = RobotVoice(speaking=True, clean=True, measured=True)
     for f in frames(left):
         detector.feed(bytes(len(f)), f)
-    detector.echo_measured = False
+    detector.robot = RobotVoice(speaking=True, clean=True)
     return _kept(detector, line, in_output=in_output)
 
 
 def test_over_the_robot_a_microphone_with_its_echo_taken_out_is_judged() -> None:
-    """``echo_clean`` (the model of the robot's echo is trusted) and what it leaves is not
+    """``robot.clean`` (the model of the robot's echo is trusted) and what it leaves is not
     heard: the microphone counts while the robot speaks, not the canceller's output."""
     line = frames(bytes(FRAME * 5) + _espeak_line("结束游戏") + bytes(FRAME * 20))
     quiet = bytes(FRAME * 60)
@@ -1116,7 +1112,7 @@ async def _over_the_robot(
     listener = Listener(
         receive, ScriptedRecognizer(["我要猜大象", "第二句"]), echo=echo,
         # as over a canceller that has long converged (this one never heard the robot)
-        vad=VadConfig(warming_prob=0.4, warming_ms=64),
+        vad=replace(TUNING, warming_prob=0.4, warming_ms=64),
         speaking=lambda: True, on_barge_in=lambda: calls.append("barge_in"),
         on_hold=lambda: calls.append("hold"), on_release=lambda: calls.append("release"),
     )
@@ -1146,7 +1142,7 @@ def test_a_voice_over_the_robot_pauses_it_and_is_a_barge_in_once_it_goes_on() ->
 
 def test_a_short_sound_over_the_robot_pauses_it_and_lets_it_go_on_and_is_no_line() -> None:
     """What the canceller leaves of the robot's voice ends with it: a burst of voice under
-    CONFIRM_MS is released, and only the line after it is heard."""
+    ``confirm_ms`` is released, and only the line after it is heard."""
     line = _espeak_line("我要猜大象")
     voiced = next(i for i in range(0, len(line), 320) if rms(line[i:i + 320]) > 500)
     burst = line[voiced:voiced + 2 * 16 * 150]  # 150 ms of voice
@@ -1174,7 +1170,7 @@ def test_a_listener_cancelled_while_the_robot_is_paused_lets_it_go_on() -> None:
 
             listener = Listener(
                 receive, ScriptedRecognizer(["我要猜大象"]), echo=echo,
-                vad=VadConfig(warming_prob=0.4, warming_ms=64), speaking=lambda: True,
+                vad=replace(TUNING, warming_prob=0.4, warming_ms=64), speaking=lambda: True,
                 on_barge_in=lambda: calls.append("barge_in"),
                 on_hold=hold,
                 on_release=lambda: calls.append("release"),
@@ -1207,15 +1203,16 @@ def test_a_clips_leading_silence_is_the_time_before_its_first_sound() -> None:
 
 
 async def _over_a_room(
-    mic: bytes, clips: dict[int, bytes], calls: list[str], heard_lines: list[str]
+    mic: bytes, clips: dict[int, bytes], calls: list[str], heard_lines: list[str],
+    tuning: Tuning = TUNING,
 ) -> None:
     """Feed a room's microphone (see :func:`_room_with_echo`) to a listener while the robot
     speaks, each clip played where it is laid; record the listener's calls in order."""
     send, receive = trio.open_memory_channel[bytes](math.inf)
-    echo = EchoCanceller()
+    echo = EchoCanceller(tuning=tuning)
     listener = Listener(
         receive, ScriptedRecognizer(["七"]), echo=echo,
-        vad=VadConfig(warming_prob=0.4, warming_ms=64),  # as over a canceller long converged
+        vad=replace(tuning, warming_prob=0.4, warming_ms=64),  # as over a canceller long converged
         speaking=lambda: True, on_barge_in=lambda: calls.append("barge_in"),
         on_hold=lambda: calls.append("hold"), on_release=lambda: calls.append("release"),
     )
@@ -1237,15 +1234,14 @@ async def _over_a_room(
 
 @pytest.mark.parametrize("by_microphone", [True, False])
 def test_a_short_word_over_the_robot_is_a_childs_when_the_microphone_heard_it_louder_than_the_echo(
-    by_microphone: bool, monkeypatch: pytest.MonkeyPatch,
+    by_microphone: bool,
 ) -> None:
     """七 at a normal voice over the robot: the canceller takes much of it away with the
     robot's voice, and it is over before the robot's voice leaves the frames; the
     microphone heard it several times louder than the robot's echo could be."""
     import numpy as np
 
-    if not by_microphone:
-        monkeypatch.setattr("agentcade.voice.echo.HEARD_OVER_ECHO", math.inf)
+    tuning = TUNING if by_microphone else replace(TUNING, heard_over_echo=math.inf)
     word = np.frombuffer(_espeak_line("七"), np.int16).astype(np.float64)
     word *= 3000.0 / np.sqrt(np.mean(word[np.abs(word) > 300] ** 2))
     mic, clips = _room_with_echo(
@@ -1257,40 +1253,9 @@ def test_a_short_word_over_the_robot_is_a_childs_when_the_microphone_heard_it_lo
     mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
     calls: list[str] = []
     heard: list[str] = []
-    trio.run(_over_a_room, mic, clips, calls, heard)
+    trio.run(_over_a_room, mic, clips, calls, heard, tuning)
     if by_microphone:
         assert calls == ["hold", "barge_in"]
         assert heard == ["七"]
     else:
         assert calls[-1] == "release"
-
-
-class _Heard:
-    """What a detector says of the utterance so far."""
-
-    def __init__(self, voiced_ms: float, silence_ms: float) -> None:
-        self.voiced_ms = voiced_ms
-        self.silence_ms = silence_ms
-
-
-@pytest.mark.parametrize(("loud", "child"), [(CONFIRM_LOUD_MS, True), (CONFIRM_LOUD_MS - 60, False)])
-def test_a_short_voice_louder_than_the_robots_echo_could_be_is_a_childs(
-    loud: float, child: bool,
-) -> None:
-    # 七 over the robot: 256 ms of voice, over before the robot's voice left the frames, then
-    # silence; what makes it a child's is how long it was louder than the echo could be.
-    over = _Heard(voiced_ms=256, silence_ms=RELEASE_MS)
-    verdict = Listener._confirm(over, held=64, clean=None, loud=loud, step_kind="voice")  # type: ignore[arg-type]
-    assert verdict is child
-
-
-@pytest.mark.parametrize(("confirm_ms", "child"), [(CONFIRM_CLEAN_MS, True), (CONFIRM_MS, None)])
-def test_a_voice_begun_with_the_robots_echo_taken_out_is_a_childs_sooner(
-    confirm_ms: float, child: bool | None,
-) -> None:
-    # A quiet 七 began on a clean microphone (the model of the robot's echo trusted): the
-    # robot's voice was not in what was judged, so 64 ms more of it make it a child's.
-    over = _Heard(voiced_ms=96 + CONFIRM_CLEAN_MS, silence_ms=0)
-    verdict = Listener._confirm(over, held=96, clean=96, loud=0, step_kind="voice",  # type: ignore[arg-type]
-                                confirm_ms=confirm_ms)
-    assert verdict is child

@@ -158,10 +158,9 @@ def test_write_dotenv_creates_the_folder_and_a_private_file(tmp_path: Path) -> N
 
 
 def test_the_voice_form_is_made_from_the_voice_settings_yaml() -> None:
-    from agentcade.core.settings import load_settings_spec
-    from agentcade.web.app import VOICE_SETTINGS
+    from agentcade.voice.config import voice_settings_spec
 
-    sec = section("voice", "语音", load_settings_spec(VOICE_SETTINGS), saved={"TTS_PROVIDER": "openai"},
+    sec = section("voice", "语音", voice_settings_spec(), saved={"TTS_PROVIDER": "openai"},
                   environ={})
     kinds = {f.key: f.kind for f in sec.fields}
     assert kinds["ASR_API_KEY"] == "secret"

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import openai
 
@@ -27,14 +28,23 @@ from agentcade.core.tls import client_context
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings
 from agentcade.voice.pcm import to_wav
+from agentcade.voice.tuning import MIC_RATE
 
 if TYPE_CHECKING:
     from watcherobot.voice.contracts import ASR
     from watcherobot.voice.providers import ProviderRegistry
 
-__all__ = ["OpenAIRecognizer", "Recognizer", "SdkRecognizer", "make_recognizer", "sdk_model_config"]
+__all__ = [
+    "Heard",
+    "OpenAIRecognizer",
+    "Recognizer",
+    "SdkRecognizer",
+    "Speculative",
+    "make_recognizer",
+    "sdk_model_config",
+]
 
-RATE = 16000
+RATE = MIC_RATE
 TIMEOUT = 30.0
 
 
@@ -46,6 +56,31 @@ class Recognizer(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Speculative(Protocol):
+    """A recogniser that recognises a whole clip at once, fast enough to start on a pause
+    (the embedded one): the listener asks it while the silence window runs."""
+
+    async def recognize(self, pcm: bytes, voiced_ms: float) -> str: ...
+
+
+@dataclass(frozen=True)
+class Heard:
+    """One recognised utterance. Times are wall-clock (``time.time()``)."""
+
+    text: str
+    audio_seconds: float
+    voiced_seconds: float
+    speech_end: float
+    asr_final: float
+    early: bool = False
+    """Ended before the silence window: the text could be acted on at once."""
+
+    @property
+    def asr_ms(self) -> int:
+        return round((self.asr_final - self.speech_end) * 1000)
 
 
 def _safe(exc: BaseException) -> str:

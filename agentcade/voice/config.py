@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -21,11 +21,13 @@ from pydantic import SecretStr
 
 from agentcade.core.settings import (
     SettingsError,
+    SettingSpec,
     load_settings_spec,
     resolve_values,
     user_config_dir,
 )
-from agentcade.voice.vad import DETECTORS, VadConfig
+from agentcade.voice.tuning import TUNING, Tuning, setting_default
+from agentcade.voice.vad import DETECTORS
 
 __all__ = [
     "ASR_PROVIDERS",
@@ -36,6 +38,7 @@ __all__ = [
     "ServiceSettings",
     "VoiceSettings",
     "load_voice_settings",
+    "voice_settings_spec",
 ]
 
 SETTINGS_FILE = Path(__file__).with_name("settings.yaml")
@@ -70,7 +73,8 @@ class VoiceSettings:
     barge_in: BargeIn = "voice"
     asr: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="local"))
     tts: ServiceSettings = field(default_factory=lambda: ServiceSettings(provider="neural"))
-    vad: VadConfig = field(default_factory=VadConfig)
+    vad: Tuning = TUNING
+    """The listening path's knobs, with the voice settings (``VAD_*``) applied."""
 
     @property
     def missing_asr(self) -> str | None:
@@ -113,6 +117,18 @@ def _service(values: Mapping[str, str], prefix: str, known: tuple[str, ...]) -> 
     )
 
 
+def voice_settings_spec() -> list[SettingSpec]:
+    """``settings.yaml``'s items, the knobs' defaults taken from the tuning table (each
+    default is written once, in :mod:`agentcade.voice.tuning`; the settings page shows it).
+
+    Raises:
+        SettingsError: the file does not load.
+    """
+    specs = load_settings_spec(SETTINGS_FILE)
+    return [spec.model_copy(update={"default": setting_default(spec.key)})
+            if setting_default(spec.key) is not None else spec for spec in specs]
+
+
 def load_voice_settings(
     environ: Mapping[str, str] = os.environ, *, env_files: list[Path] | None = None
 ) -> VoiceSettings:
@@ -124,17 +140,18 @@ def load_voice_settings(
     """
     files = [user_config_dir(environ) / ".env"] if env_files is None else env_files
     values = resolve_values(
-        load_settings_spec(SETTINGS_FILE), game_dir=None, environ=environ, extra_env_files=files
+        voice_settings_spec(), game_dir=None, environ=environ, extra_env_files=files
     )
-    detector = values.get("VAD_DETECTOR", "").strip().lower() or "silero"
+    detector = values.get("VAD_DETECTOR", "").strip().lower() or TUNING.detector
     if detector not in DETECTORS:
         raise SettingsError(f"VAD_DETECTOR 不认识 {detector!r}，可以用：{'、'.join(DETECTORS)}")
-    vad = VadConfig(
+    vad = replace(
+        TUNING,
         detector="silero" if detector == "silero" else "loudness",
-        threshold=_number(values, "VAD_THRESHOLD", 550, low=1),
-        silence_ms=int(_number(values, "VAD_SILENCE_MS", 800, low=60)),
-        pre_roll_ms=int(_number(values, "VAD_PRE_ROLL_MS", 300, low=0)),
-        max_ms=int(_number(values, "VAD_MAX_MS", 30_000, low=500)),
+        threshold=_number(values, "VAD_THRESHOLD", TUNING.threshold, low=1),
+        silence_ms=int(_number(values, "VAD_SILENCE_MS", TUNING.silence_ms, low=60)),
+        pre_roll_ms=int(_number(values, "VAD_PRE_ROLL_MS", TUNING.pre_roll_ms, low=0)),
+        max_ms=int(_number(values, "VAD_MAX_MS", TUNING.max_ms, low=500)),
     )
     barge = values.get("BARGE_IN", "").strip().lower() or "voice"
     if barge not in BARGE_INS:

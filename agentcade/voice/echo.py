@@ -36,20 +36,20 @@ The clock still leaves each clip off by its own few milliseconds: on a recorded 
 (84 sentences) the echo came 81–108 ms after where its reference was laid, 16 ms between
 the 10th and 90th percentile. AEC3 follows a delay that stays put; one that moves at every
 sentence costs it each sentence's first moments, where the robot's own voice got through.
-So each clip is placed by its sound as well: the first ``ALIGN_WINDOW_MS`` of its echo is
+So each clip is placed by its sound as well: the first ``tuning.align_window_ms`` of its echo is
 found in the microphone's frames (the correlation of their differences, within
-``ALIGN_SPREAD_MS`` of the room's usual lag once ``ALIGN_LEARN`` sentences have taught it;
+``tuning.align_spread_ms`` of the room's usual lag once ``tuning.align_learn`` sentences have taught it;
 from where its voice begins, a sentence's first breath or "s" is lost in the fan) and the
 clip is moved there, into the silence before it. The frames wait meanwhile (a sentence's first 200–250 ms; they come out together
 once it is placed): on a recorded run (36 sentences alone, 20 lines over the robot at each
 loudness), replayed, the robot no longer started itself (1 → 0) and a quiet child was
-found more often (16 → 17 of 20). A robot that does not hear itself is no longer waited for after ``ALIGN_GIVE_UP``
+found more often (16 → 17 of 20). A robot that does not hear itself is no longer waited for after ``tuning.align_give_up``
 sentences.
 
 The placing also measures how loud the robot's echo comes back (its gain). What AEC3 lets
 through of the robot's voice is never louder than that echo; a child as loud as the robot
 is several times louder. :attr:`EchoCanceller.loudness` says how much louder the output is
-than the echo could be in it, and a sound at least ``OVER_ECHO`` times louder is somebody
+than the echo could be in it, and a sound at least ``tuning.over_echo`` times louder is somebody
 else (:attr:`EchoCanceller.over_echo`), even while the stricter start below applies: on the
 recorded run, with the stricter start kept all along, a child at ×1 was found 20/20 with
 p50 240 ms instead of 19/20 with 480 ms, and the robot started itself no more often (0).
@@ -61,7 +61,7 @@ played with nobody interrupting; tests/bench/bench_barge_game.py, five runs each
 A quiet child (×0.25) is no louder than the echo and gains nothing from it.
 
 What AEC3 leaves of the robot's voice can still sound like speech until it has heard
-``CONVERGED_MS`` of it, and for a moment after the robot begins a sentence (``ONSET_MS``):
+``tuning.converged_ms`` of it, and for a moment after the robot begins a sentence (``tuning.onset_ms``):
 then a start over the robot asks for more (``VadConfig.warming_prob``/``warming_ms``),
 otherwise ``over_speech_prob``/``over_speech_ms``. Noise suppression is on. Chosen on one
 recorded run replayed through each setting (tests/bench/replay_barge.py on a
@@ -95,107 +95,18 @@ from statistics import median_high
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentcade.voice.pcm import rms
+from agentcade.voice.tuning import MIC_RATE, TUNING, Tuning
+from agentcade.voice.vad import RobotVoice
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["FRAME_BYTES", "EchoCanceller", "make_echo_canceller"]
 
-RATE = 16000
-FRAME_SAMPLES = RATE // 100
+FRAME_SAMPLES = MIC_RATE // 100
 FRAME_BYTES = FRAME_SAMPLES * 2
 """The canceller works on 10 ms frames."""
-ONSET_MS = 600
-"""How long after the robot begins a sentence after a pause a start over it asks for more:
-AEC3 lets the onset of the robot's voice through. Measured with a riddle game played with
-nobody interrupting (seven lines, about twenty sentences, echo 0.3): without this, 1-3 false
-barge-ins in every one of 4 runs, all 150-270 ms into a sentence; with it, none in 5 of 7
-runs. Placing each sentence by its echo (below) did not make it unneeded: on a recorded run
-of 100 sentences, replayed, without it (or with 300 ms) the robot started itself twice.
-Counted from when the sentence's echo begins (the room's usual lag after it was laid): from
-where it was laid, the greeting's sentences, said one after another, set the robot off in
-2 of 3 runs, 640-660 ms in; counted from its echo, in none of 4. Counting a pause after a
-comma as an onset too cost a quiet child over the robot more than it saved
-(tests/bench/bench_barge.py: found 15/40 instead of 30/40)."""
-MAX_LAG_S = 2.0
-"""How far the present may be carried beyond the last frame read (a host that is further
-behind than this has lost frames, which the next frame reports)."""
-ALIGN_WINDOW_MS = 120
-"""How much of a sentence's echo is matched against its reference to place it (see
-:meth:`EchoCanceller.play`)."""
-ALIGN_VOICE_MS = 600
-"""How far into a sentence its voice is looked for to place it by (see
-:func:`_voice_begins`)."""
-ALIGN_SEARCH_MS = (0, 250)
-"""Where the echo of a sentence is looked for, after where its reference was laid, until
-the room's usual lag is known."""
-ALIGN_SPREAD_MS = 30
-"""Once it is known, how far from the usual lag a sentence's echo is looked for."""
-ALIGN_LEARN = 3
-"""Sentences whose echo is looked for over all of ``ALIGN_SEARCH_MS`` before the room's
-usual lag (the median of theirs) narrows the search: one sentence alone may be far off (one
-begun before the microphone's first frame came was heard 136 ms after where it was laid,
-the rest 80 ms, and every sentence searched near it was misplaced). :attr:`EchoCanceller
-.loudness` is measured from the first: a lag 50 ms off matters little to it, and a child
-talking over the greeting's first sentences is found by it (without it, over a canceller
-still learning, not found at all in 2 runs of 8, and after 1.0-1.9 s in the rest)."""
-ALIGN_MIN_MATCH = 0.2
-"""The least normalised correlation of reference and microphone that counts as the echo
-found (a room that returns none of the robot's voice, or a child over all of it, is left
-where the clock put it)."""
-MODEL_MIN_MATCH = 0.3
-"""The least normalised correlation at which a sentence's echo found places it in the model
-of the robot's echo (``EchoModel.place``; below it, the model is not trusted while the
-sentence plays): a sentence placed where its echo is not leaves all of it, judged as a
-child. On a recorded run, sentences found where their echo was scored 0.2-0.85, and pieces
-of sentences found elsewhere 0.06-0.13; beside two busy processes the robot once stopped
-itself with the model trusted over a sentence laid late, at the start of its reference.
-Also never while the host is behind (:attr:`EchoCanceller.behind`)."""
-ALIGN_GIVE_UP = 3
-"""Sentences in a row without their echo found after which no more are aligned (a robot
-that does not hear itself: holding its microphone's frames would only be a delay)."""
-OVER_ECHO = 1.5
-"""How much louder than the robot's echo could be a sound must be to be somebody else."""
-HEARD_OVER_ECHO = 2.0
-"""How much louder than the robot's echo and the room's own noise together could be the
-microphone's own samples must be to hold somebody else's voice (:attr:`EchoCanceller
-.heard_over_echo`). The canceller's suppressor takes part of a voice away while the robot's
-is in the frames; the microphone keeps all of it. A 七 said over the robot at a normal voice
-(simulated room, fan RMS 700, echo 0.3) was 2.7-4.0 times this bound in its two loudest
-frames, where the canceller's output was 1.26-1.89 times its own; the microphone holds
-nothing the robot says louder than its echo (a reverb's reflections add ~15 %)."""
-ROOM_LEVELS = 50
-"""Microphone frames with none of the robot's voice in them whose loudness (their median)
-is the room's own noise, for :attr:`EchoCanceller.heard_loudness`."""
-ECHO_TAIL_FRAMES = 12
-"""10 ms frames of the robot's voice before the room's lag whose reverb may still be heard."""
-ECHO_EARLY_FRAMES = 6
-"""10 ms frames of the robot's voice after the room's lag that may already be heard (a
-sentence placed a little late: its echo comes sooner than the usual lag says)."""
-ECHO_AFTER_MS = 150
-"""How long after the room's lag the robot's voice may still be heard once its reference ended
-(the reverb: the simulated room's reflections come 23 and 51 ms after the direct path)."""
-RESUME_MS = 300
-"""How long after the robot's voice resumes inside a sentence, after a pause of at least
-``PAUSE_MS`` (a comma, a colon: the neural voice pauses 180 ms there), a start over it asks
-for more (:attr:`EchoCanceller.resumed`, ``VadConfig.resume_prob``): AEC3 lets part of such
-an onset through too. On a recorded run with the neural voices (40 sentences; replayed by
-tests/bench/replay_barge.py), 3 of the 5 false starts came 110-210 ms after a pause of
-the robot's own voice inside a sentence; of 40 lines a child said over it, 2 began there."""
-PAUSE_MS = 120
-"""A pause of the robot's voice inside its sentence (see ``RESUME_MS``)."""
-FAR_QUIET = 200.0
-"""The RMS under which the robot's own 10 ms of voice is a pause (its clip, not the room)."""
-BEHIND_MS = 300
-"""How late a frame may be processed (after the SDK received it) before the host counts as
-behind (:attr:`EchoCanceller.behind`): a starved host lays the robot's voice late and
-processes its echo late, and then a start over the robot asks for more
-(``VadConfig.warming_prob``). A host keeping up processes each 60 ms frame within a few
-milliseconds; a sentence's first frames wait ~150 ms while its echo is found (``ALIGN_*``)."""
-CONVERGED_MS = 10_000
-"""How much of the robot's voice AEC3 hears before it is trusted (see :attr:`EchoCanceller
-.converged`): in the simulated room its first two or three sentences still leave enough
-of the robot's voice to start an utterance."""
+RATE = MIC_RATE
 
 
 class _Cancelled(NamedTuple):
@@ -220,12 +131,13 @@ class EchoCanceller:
         ImportError, OSError: the ``livekit`` wheel (its native library) cannot load.
     """
 
-    def __init__(self, *, align: bool = True) -> None:
+    def __init__(self, *, align: bool = True, tuning: Tuning = TUNING) -> None:
         import numpy  # noqa: F401 - placing and measuring (imported where used: not in a bundle)
         from livekit import rtc
 
         from agentcade.voice.echo_model import EchoModel
 
+        self._t = tuning
         self._rtc: Any = rtc
         self._apm: Any = rtc.AudioProcessingModule(
             echo_cancellation=True, noise_suppression=True, high_pass_filter=True
@@ -243,6 +155,11 @@ class EchoCanceller:
         SDK received it (``arrived``'s ``missing`` and ``at``)."""
         self.late_ms = 0.0
         """How long after the SDK received it the last frame was processed."""
+        self._late: tuple[float, float] | None = None
+        """While the host is behind: (the worst lateness so far in ms, since when)."""
+        self.caught_up: tuple[float, float] | None = None
+        """Set on the frame the host caught up after being behind (:attr:`behind`): how late
+        it was at worst and for how long (ms); None on every other frame."""
         self._clock: deque[tuple[int, float]] = deque(maxlen=256)
         """(timeline position after a frame, when the SDK received it), newest last."""
         self._closed = True
@@ -256,7 +173,7 @@ class EchoCanceller:
         self._resume = -(10**12)
         """Where the robot's voice last resumed after a pause inside its sentences."""
         self._far_quiet = 0
-        """10 ms frames of the robot's voice in a row under ``FAR_QUIET``, up to the last."""
+        """10 ms frames of the robot's voice in a row under ``tuning.far_quiet``, up to the last."""
         """Timeline position where the robot last began to speak after a pause."""
         self.reference_ms = 0
         """How much of the robot's voice the canceller has been given so far."""
@@ -278,16 +195,16 @@ class EchoCanceller:
         self.heard_loudness = 0.0
         """How much louder the microphone's own samples behind the last output were than the
         robot's echo and the room's noise together could be (0 when unknown)."""
-        self._room: deque[float] = deque(maxlen=ROOM_LEVELS)
+        self._room: deque[float] = deque(maxlen=self._t.room_levels)
         """The microphone's loudness in the last frames without the robot's voice."""
-        self._misses = 0 if align else ALIGN_GIVE_UP
+        self._misses = 0 if align else self._t.align_give_up
         self.last_input = b""
         """The microphone's own samples behind the last output of :meth:`process` (exactly as
         long as it): what voice detection and the recogniser hear while the robot is silent
         (see :class:`~agentcade.voice.vad.SileroDetector`)."""
         self.shifts: list[int] = []
         """Every alignment's correction (samples; for benchmarks and tests)."""
-        self._model = EchoModel()
+        self._model = EchoModel(tuning)
         self.clean = False
         """Whether :attr:`last_clean` has the robot's echo taken out (the linear model of it,
         :mod:`agentcade.voice.echo_model`, is trusted for the frames of the last
@@ -306,44 +223,61 @@ class EchoCanceller:
     def converged(self) -> bool:
         """Whether AEC3 has heard enough of the robot's voice to remove it well (before
         that, a start over the robot asks for more: ``VadConfig.warming_prob``)."""
-        return self.reference_ms >= CONVERGED_MS
+        return self.reference_ms >= self._t.converged_ms
 
     @property
     def onset(self) -> bool:
-        """Whether the robot began a sentence after a pause less than ``ONSET_MS`` before the
+        """Whether the robot began a sentence after a pause less than ``tuning.onset_ms`` before the
         frames being processed (AEC3 lets such an onset through: a start over the robot
         then asks for more, ``VadConfig.warming_prob``)."""
         lag = median_high(self._lags) if self._lags else 0  # its echo comes that much later
-        return self._processed - self._onset - lag < ONSET_MS * RATE // 1000
+        return self._processed - self._onset - lag < self._t.onset_ms * RATE // 1000
 
     @property
     def resumed(self) -> bool:
-        """Whether the robot's voice resumed after a pause inside a sentence (``PAUSE_MS``)
-        less than ``RESUME_MS`` before the frames being processed (its echo's lag
+        """Whether the robot's voice resumed after a pause inside a sentence (``tuning.pause_ms``)
+        less than ``tuning.resume_after_pause_ms`` before the frames being processed (its echo's lag
         counted, as for :attr:`onset`)."""
         lag = median_high(self._lags) if self._lags else 0
-        return 0 <= self._processed - self._resume - lag < RESUME_MS * RATE // 1000
+        since = self._processed - self._resume - lag
+        return 0 <= since < self._t.resume_after_pause_ms * RATE // 1000
 
     @property
     def over_echo(self) -> bool:
         """Whether the last frames processed were louder than the robot's echo could be
-        (:attr:`loudness` at least ``OVER_ECHO``): somebody else is talking."""
-        return self.loudness >= OVER_ECHO
+        (:attr:`loudness` at least ``tuning.over_echo``): somebody else is talking."""
+        return self.loudness >= self._t.over_echo
 
     @property
     def heard_over_echo(self) -> bool:
         """Whether the microphone's own samples behind the last output were louder than the
-        robot's echo and the room could make them (:data:`HEARD_OVER_ECHO`): somebody else
+        robot's echo and the room could make them (``tuning.heard_over_echo``): somebody else
         is talking, however much of their voice the canceller took away with the robot's."""
-        return self.heard_loudness >= HEARD_OVER_ECHO
+        return self.heard_loudness >= self._t.heard_over_echo
 
     @property
     def audible(self) -> bool:
         """Whether the robot's voice may still be heard in the frames being processed: while
-        it plays, and for the room's lag and reverb after (:data:`ECHO_AFTER_MS`); 250 ms
+        it plays, and for the room's lag and reverb after (``tuning.echo_after_ms``); 250 ms
         when the lag is not known yet."""
-        lag = median_high(self._lags) if self._lags else ALIGN_SEARCH_MS[1] * RATE // 1000
-        return self._ref_end + lag + ECHO_AFTER_MS * RATE // 1000 > self._processed
+        lag = median_high(self._lags) if self._lags else self._t.align_search_ms[1] * RATE // 1000
+        return self._ref_end + lag + self._t.echo_after_ms * RATE // 1000 > self._processed
+
+    def robot_voice(self, *, speaking: bool) -> RobotVoice:
+        """What voice detection must know of the robot's voice in the frames just processed
+        (``speaking``: the robot plays sound now)."""
+        return RobotVoice(
+            speaking=self.audible or speaking, clean=self.clean, measured=self.measured,
+            converged=self.converged, onset=self.onset, resumed=self.resumed, behind=self.behind,
+            over_echo=self.over_echo,
+        )
+
+    @property
+    def louder(self) -> bool:
+        """Whether the frames just processed were louder than the robot's echo could be now:
+        the canceller's output (:attr:`over_echo`), or the microphone's own samples
+        (:attr:`heard_over_echo`: the canceller takes part of a voice away with the robot's)."""
+        return (self.over_echo and math.isfinite(self.loudness)) or self.heard_over_echo
 
     @property
     def _ref_end(self) -> int:
@@ -408,7 +342,7 @@ class EchoCanceller:
         if not self._clock:
             return self._arrived
         position, at = self._clock[-1]
-        ahead = min(max(now - at, 0.0), MAX_LAG_S) * self._rate
+        ahead = min(max(now - at, 0.0), self._t.max_lag_s) * self._rate
         return max(self._arrived, position + round(ahead))
 
     def play(self, pcm: bytes, *, now: float | None = None) -> None:
@@ -417,9 +351,9 @@ class EchoCanceller:
         start = max(self.present(now), self._ref_end)
         if start > self._ref_end or not self._reference:
             self._onset = start  # a sentence after a pause, not one that follows on
-        if self._misses < ALIGN_GIVE_UP and self._align is None:
+        if self._misses < self._t.align_give_up and self._align is None:
             free = self._ref_end if self._reference else self._processed
-            self._align = (start, free, start + _voice_begins(pcm))
+            self._align = (start, free, start + _voice_begins(pcm, self._t.align_voice_ms))
         if not self._reference:
             self._ref_start = start
         else:
@@ -442,8 +376,8 @@ class EchoCanceller:
 
     @property
     def behind(self) -> bool:
-        """Whether the host processes the microphone late (:data:`BEHIND_MS`)."""
-        return self.late_ms > BEHIND_MS
+        """Whether the host processes the microphone late (``tuning.behind_ms``)."""
+        return self.late_ms > self._t.behind_ms
 
     def process(self, frame: bytes, *, now: float | None = None) -> bytes:
         """One microphone frame (16 kHz mono s16le), in arrival order, with the echo removed.
@@ -456,7 +390,9 @@ class EchoCanceller:
         """
         gap, at = self._gaps.popleft() if self._gaps else (0, None)
         if at is not None:
-            self.late_ms = ((time.time() if now is None else now) - at) * 1000
+            now = time.time() if now is None else now
+            self.late_ms = (now - at) * 1000
+            self._follow_lateness(now)
         if self._align is None:
             done = [self._cancel(gap, frame)]
         else:
@@ -473,6 +409,16 @@ class EchoCanceller:
         self.last_clean = b"".join(part.cleaned for part in done)
         return b"".join(part.out for part in done)
 
+    def _follow_lateness(self, now: float) -> None:
+        """Keep the worst lateness while the host is behind; :attr:`caught_up` once it is not."""
+        self.caught_up = None
+        if self.behind:
+            worst, since = self._late or (0.0, now)
+            self._late = (max(worst, self.late_ms), since)
+        elif self._late is not None:
+            (worst, since), self._late = self._late, None
+            self.caught_up = (worst, (now - since) * 1000)
+
     def _aligned(self) -> bool:
         """Whether the held frames reach far enough to find the pending clip's echo (then
         the clip is moved to where it was found)."""
@@ -480,13 +426,13 @@ class EchoCanceller:
 
         assert self._align is not None
         start, free, voiced = self._align
-        window = ALIGN_WINDOW_MS * RATE // 1000
+        window = self._t.align_window_ms * RATE // 1000
         usual = median_high(self._lags) if self._lags else None
-        if usual is not None and len(self._lags) >= ALIGN_LEARN:
-            spread = ALIGN_SPREAD_MS * RATE // 1000
+        if usual is not None and len(self._lags) >= self._t.align_learn:
+            spread = self._t.align_spread_ms * RATE // 1000
             lo, hi = usual - spread, usual + spread
         else:
-            lo, hi = (ms * RATE // 1000 for ms in ALIGN_SEARCH_MS)
+            lo, hi = (ms * RATE // 1000 for ms in self._t.align_search_ms)
         base = self._processed + len(self._rest) // 2
         if base + self._held_samples < voiced + hi + window and self._held_samples < 2 * RATE:
             return False
@@ -503,12 +449,13 @@ class EchoCanceller:
         if len(ref) < window // 2:  # stopped at once: too little of it to find
             return True
         at = max(voiced - base, 0)
-        found = _find_echo(mic, at, ref.astype(np.float64), max(lo, 0), hi)
+        found = _find_echo(mic, at, ref.astype(np.float64), max(lo, 0), hi,
+                           self._t.align_min_match)
         if found is None:
             self._misses += 1
             return True
         lag, gain, match = found
-        if match >= MODEL_MIN_MATCH:
+        if match >= self._t.model_min_match:
             self._model.place(start, base + at + lag - voiced)
         self._misses = 0
         self._lags.append(lag)
@@ -565,10 +512,10 @@ class EchoCanceller:
         """The loudness of the robot's 10 ms of voice at ``at``: kept for :meth:`_measure`,
         and a resume after a pause noted (:attr:`resumed`)."""
         self._far_rms.append(level)
-        if level < FAR_QUIET:
+        if level < self._t.far_quiet:
             self._far_quiet += 1
             return
-        if self._far_quiet * 10 >= PAUSE_MS:
+        if self._far_quiet * 10 >= self._t.pause_ms:
             self._resume = at
         self._far_quiet = 0
 
@@ -584,13 +531,14 @@ class EchoCanceller:
         gain = median_high(self._gains)
         lag = median_high(self._lags) // FRAME_SAMPLES
         history = list(self._far_rms)
-        end = len(history) - lag + 1 + ECHO_EARLY_FRAMES
-        window = history[max(0, end - frames - ECHO_EARLY_FRAMES - ECHO_TAIL_FRAMES):max(0, end)]
+        end = len(history) - lag + 1 + self._t.echo_early_frames
+        before = frames + self._t.echo_early_frames + self._t.echo_tail_frames
+        window = history[max(0, end - before):max(0, end)]
         played = max(window, default=0.0)
         level = rms(out)
         self.loudness = level / (gain * played) if played > 0 else math.inf if level else 0.0
         heard_level = rms(heard)
-        if played < FAR_QUIET:  # none of the robot's voice: the room alone
+        if played < self._t.far_quiet:  # none of the robot's voice: the room alone
             self._room.append(heard_level)
         room = median_high(self._room) if self._room else 0.0
         self.heard_loudness = heard_level / math.hypot(gain * played, room) if room else 0.0
@@ -610,14 +558,14 @@ class EchoCanceller:
         return bytes(out)
 
 
-def _voice_begins(pcm: bytes) -> int:
+def _voice_begins(pcm: bytes, voice_ms: int) -> int:
     """Where the voice begins in a clip (samples into it): its first 10 ms frame at least
-    half as loud as its loudest in ``ALIGN_VOICE_MS``. A clip that begins quietly (a breath,
+    half as loud as its loudest in ``tuning.align_voice_ms``. A clip that begins quietly (a breath,
     an "s") is found by its voice: its first moments are lost in the tail of the sentence
     before and the room's noise."""
     import numpy as np
 
-    head = np.frombuffer(pcm[:2 * min(len(pcm) // 2, ALIGN_VOICE_MS * RATE // 1000)], np.int16)
+    head = np.frombuffer(pcm[:2 * min(len(pcm) // 2, voice_ms * RATE // 1000)], np.int16)
     frames = len(head) // FRAME_SAMPLES
     if not frames:
         return 0
@@ -627,12 +575,12 @@ def _voice_begins(pcm: bytes) -> int:
 
 
 def _find_echo(
-    mic: np.ndarray, start: int, ref: np.ndarray, lo: int, hi: int
+    mic: np.ndarray, start: int, ref: np.ndarray, lo: int, hi: int, min_match: float,
 ) -> tuple[int, float, float] | None:
     """The lag in ``lo..hi`` at which ``ref`` (laid at ``mic[start]``) is heard best in
     ``mic``, how loud it is heard there (the echo's gain) and how well it matched (the
     normalised correlation), or None when nothing there
-    resembles it (:data:`ALIGN_MIN_MATCH`). Both are
+    resembles it (``tuning.align_min_match``). Both are
     differenced first: a fan's rumble and the voice's low frequencies would blur the peak."""
     import numpy as np
 
@@ -645,7 +593,7 @@ def _find_echo(
     norms = np.sqrt(energy[len(ref):] - energy[:-len(ref)]) * np.sqrt(ref @ ref) + 1e-9
     score = dots / norms[: len(dots)]
     best = int(np.argmax(score))
-    if score[best] < ALIGN_MIN_MATCH:
+    if score[best] < min_match:
         return None
     return lo + best, float(dots[best] / (ref @ ref)), float(score[best])
 

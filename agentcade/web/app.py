@@ -29,7 +29,6 @@ import httpx
 import trio
 from pydantic import ValidationError
 
-import agentcade.voice
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.check.catalog import Catalog, CatalogEntry, load_catalog
 from agentcade.core.settings import (
@@ -73,7 +72,6 @@ log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
 _STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                  ".svg": "image/svg+xml"}
-VOICE_SETTINGS = Path(agentcade.voice.__file__).parent / "settings.yaml"
 
 _MODEL_NOTE = (
     "主 Agent 和内置游戏都用这个大模型（OpenAI 兼容的服务）。地址和密钥都不填时用离线模型："
@@ -191,7 +189,9 @@ class PagesApp:
         out = [section("model", "大模型", LLM_SPECS, saved=saved, environ=self.environ,
                        note=_MODEL_NOTE, config=LLMSettings)]
         try:
-            voice = load_settings_spec(VOICE_SETTINGS)
+            from agentcade.voice.config import voice_settings_spec
+
+            voice = voice_settings_spec()
         except SettingsError as exc:
             log.warning("%s", exc)
             voice = []

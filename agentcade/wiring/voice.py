@@ -20,7 +20,7 @@
   (``VoiceRobot.release``, from a gap just before where it paused).
 
 A failed recognition is traced (``asr_failed``), the family hears one short line, and the
-loop listens again; so does an utterance that held a voice (:data:`VOICED_ENOUGH_S`) but gave
+loop listens again; so does an utterance that held a voice (``Tuning.voiced_enough_s``) but gave
 no usable text (``asr_empty``: never silence after a child spoke; never for a noise, which
 Silero does not take for a voice). The embedded recogniser is told what may be said now, and
 an utterance ends as soon as its words can be acted on (:mod:`agentcade.wiring.hearing`); a microphone that closes (robot gone) is reopened after a second.
@@ -51,13 +51,13 @@ from agentcade.device.robots import SdkRobot
 from agentcade.main.agent import MainAgent
 from agentcade.main.router import greeting
 from agentcade.testing.sim_audio import SimMicrophone
-from agentcade.voice.asr import Recognizer
+from agentcade.voice.asr import Heard, Recognizer
 from agentcade.voice.config import BargeIn
 from agentcade.voice.echo import EchoCanceller, make_echo_canceller
-from agentcade.voice.listener import Heard, Listener, MicrophoneClosed
+from agentcade.voice.listener import Listener, MicrophoneClosed
 from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.speaker import VoiceRobot
-from agentcade.voice.vad import VadConfig
+from agentcade.voice.tuning import TUNING, Tuning
 from agentcade.wiring import hearing
 
 __all__ = [
@@ -74,8 +74,6 @@ __all__ = [
 NOT_HEARD = "我刚才没听清，能再说一遍吗？"
 """Said when the recogniser failed (the service is down or refused), or heard a voice but no
 words."""
-VOICED_ENOUGH_S = 0.25
-"""An utterance with this much voice that gave no text was a child speaking, not a noise."""
 REOPEN_DELAY = 1.0
 GREET_AFTER_MIC_S = 2.0
 """How long the greeting waits for the microphone to open before it is said anyway."""
@@ -120,7 +118,7 @@ class VoiceLoop:
         robot: VoiceRobot,
         recognizer: Recognizer,
         *,
-        vad: VadConfig | None = None,
+        vad: Tuning | None = None,
         trace: Trace = NULL_TRACE,
         gate: MicGate | None = None,
         greet: bool = True,
@@ -151,7 +149,9 @@ class VoiceLoop:
         self.recognizer = recognizer
         if isinstance(recognizer, LocalRecognizer):
             recognizer.bias = lambda: hearing.phrases(agent)
-        self.vad = vad or VadConfig()
+        self.vad = vad or TUNING
+        self.listener: Listener | None = None
+        """The listener of the microphone open now (benchmarks judge other knobs on it)."""
         self.trace = trace
         self.gate = gate or MicGate()
         self.greet = greet
@@ -250,7 +250,7 @@ class VoiceLoop:
         send_frames, frames = trio.open_memory_channel[bytes](math.inf)
         relay.start_soon(_relay, mic, send_frames, echo, self._mic_open,
                          lambda: self.robot.deaf)
-        listener = Listener(
+        self.listener = listener = Listener(
             frames, self.recognizer, vad=self.vad,
             deaf=lambda: self.robot.deaf, trace=self.trace, on_utterance=self.on_utterance,
             echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
@@ -277,7 +277,7 @@ class VoiceLoop:
                 self._heard_changed = trio.Event()
                 if heard.text.strip():
                     send.send_nowait(heard)
-                elif heard.voiced_seconds >= VOICED_ENOUGH_S and heard.audio_seconds:
+                elif heard.voiced_seconds >= self.vad.voiced_enough_s and heard.audio_seconds:
                     self.trace.record("asr_empty", voiced_ms=round(heard.voiced_seconds * 1000))
                     send.send_nowait(heard)
 

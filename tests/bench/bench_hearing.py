@@ -33,14 +33,13 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import agentcade.voice.listener as listener_module
 import agentcade.voice.local_asr as local_asr
 from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir
@@ -54,6 +53,7 @@ from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.pcm import leading_silence
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import NeuralSynthesizer
+from agentcade.voice.tuning import TUNING
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.voice import VoiceLoop, running
 
@@ -100,7 +100,7 @@ def _steps(records: list[dict[str, object]], voice_left: float, sound: float,
 
     * voice gone: the last voiced sample sent -> recognition of it starts (``asr_speculate``;
       with the fixed window, the utterance's end, ``speech_heard``): the Opus link, Silero
-      calling the voice gone, the pause (``SPECULATE_MS``) or the silence window;
+      calling the voice gone, the pause (``Tuning.speculate_ms``) or the silence window;
     * recognise: -> the text is known (``speech_heard`` of an early end, else ``asr_final``);
     * route+game: -> the reply's text reaches the voice (``speech_text``);
     * synthesise: -> its first sentence starts to play (``speech_start``: synthesis, the echo
@@ -156,7 +156,7 @@ def _meant(expected: str, records: list[dict[str, object]]) -> bool:
 
 @dataclass(frozen=True)
 class Setting:
-    """How the robot listens in one run: the pause before recognising (``SPECULATE_MS``; none:
+    """How the robot listens in one run: the pause before recognising (``Tuning.speculate_ms``; none:
     the fixed window) and the recogniser's context and first beam (``local_asr``)."""
 
     name: str
@@ -164,12 +164,13 @@ class Setting:
     frames: int
     beam: int
 
-    def apply(self) -> None:
-        listener_module.SPECULATE_MS = self.speculate_ms
+    def apply(self, loop: VoiceLoop) -> None:
+        if loop.listener is not None:
+            loop.listener.tuning = replace(TUNING, speculate_ms=self.speculate_ms)
         local_asr.MIN_FRAMES, local_asr.BEAM = self.frames, self.beam
 
 
-NOW = Setting("answer at once (speculative recognition, early end)", listener_module.SPECULATE_MS,
+NOW = Setting("answer at once (speculative recognition, early end)", TUNING.speculate_ms,
               local_asr.MIN_FRAMES, local_asr.BEAM)
 BEFORE = Setting("as before (a 96 ms pause)", 96, local_asr.MIN_FRAMES, local_asr.BEAM)
 FIXED = Setting("fixed window (recognition after 800 ms of silence)", 10**9,
@@ -197,7 +198,7 @@ async def one_run(rounds: int, room: str, recognizer: LocalRecognizer,
             async with running(loop):
                 for r in range(rounds):
                     for setting in settings:
-                        setting.apply()
+                        setting.apply(loop)
                         run = runs[setting.name]
                         for i, (kind, line, expected) in enumerate(ROUND):
                             await loop.wait_ready_for_speech()

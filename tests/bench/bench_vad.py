@@ -20,7 +20,8 @@ import trio
 
 from agentcade.testing.room import Room, RoomMixer, parse_room
 from agentcade.voice.tts import EspeakSynthesizer
-from agentcade.voice.vad import VadConfig, make_detector
+from agentcade.voice.tuning import Tuning
+from agentcade.voice.vad import make_detector
 
 LINES = [
     "我猜五十", "是不是小猫", "给我一点提示", "我不知道", "结束游戏",
@@ -50,7 +51,7 @@ def _timeline(voices: list[bytes]) -> tuple[bytes, list[tuple[int, int]]]:
 
 def measure(room: Room, detector: str, voice: bytes, spans: list[tuple[int, int]]) -> dict[str, float]:
     mixer = RoomMixer(room)
-    vad = make_detector(VadConfig(detector="silero" if detector == "silero" else "loudness"))
+    vad = make_detector(Tuning(detector="silero" if detector == "silero" else "loudness"))
     starts: list[int] = []
     ends: list[int] = []
     spent = []

@@ -6,7 +6,7 @@ sentence), then ``.venv/bin/python tests/bench/replay_barge.py run.pkl "dict()"
 "dict(ns=False, prob=0.7, ms=128)" ...`` — each argument one setting: ``ns`` (AEC3's noise
 suppression), ``agc`` (its gain control), ``mic`` (False: detection hears the canceller's
 output even while the robot is silent), ``prob``/``ms`` (what starts an utterance while the
-robot speaks: ``VadConfig.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
+robot speaks: ``TUNING.over_speech_prob``/``over_speech_ms``; ``wprob``/``wms`` the
 same while the canceller is still converging: ``warming_prob``/``warming_ms``; ``ems`` the
 same for a sound louder than the robot's echo could be: ``over_echo_ms``; ``rprob``/``rms_``
 the same just after the robot's voice resumed inside a sentence: ``resume_prob``/``resume_ms``;
@@ -28,21 +28,23 @@ import pickle
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.vad import SileroDetector, Step, VadConfig
+from agentcade.voice.tuning import TUNING, Tuning
+from agentcade.voice.vad import SileroDetector, Step
 
 TOLERANCE = 1600
 """Samples before a line's first one where a start still counts as that line (100 ms)."""
 
 
 def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
-           prob: float = VadConfig.over_speech_prob, ms: int = VadConfig.over_speech_ms,
-           wprob: float = VadConfig.warming_prob, wms: int = VadConfig.warming_ms,
-           ems: int = VadConfig.over_echo_ms, mic: bool = True,
-           rprob: float = VadConfig.resume_prob, rms_: int = VadConfig.resume_ms,
+           prob: float = TUNING.over_speech_prob, ms: int = TUNING.over_speech_ms,
+           wprob: float = TUNING.warming_prob, wms: int = TUNING.warming_ms,
+           ems: int = TUNING.over_echo_ms, mic: bool = True,
+           rprob: float = TUNING.resume_prob, rms_: int = TUNING.resume_ms,
            model: bool = True) -> str:
     echo = EchoCanceller()
     from livekit import rtc
@@ -50,7 +52,7 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
     echo._apm = rtc.AudioProcessingModule(
         echo_cancellation=True, noise_suppression=ns, high_pass_filter=True, auto_gain_control=agc
     )
-    detector = SileroDetector(VadConfig(over_speech_prob=prob, over_speech_ms=ms,
+    detector = SileroDetector(Tuning(over_speech_prob=prob, over_speech_ms=ms,
                                         warming_prob=wprob, warming_ms=wms, over_echo_ms=ems,
                                         resume_prob=rprob, resume_ms=rms_))
     phase, awaiting, pos = "", False, 0
@@ -80,15 +82,11 @@ def replay(events: list[tuple[Any, ...]], *, ns: bool = True, agc: bool = False,
             # empty while the robot's sentence is placed; processed as it came
             out = echo.process(frame, now=event[2] if len(event) > 2 else None)
             step = Step("quiet")
-            if out:  # as the listener tells it (Listener._tell)
-                detector.robot_speaking = echo.audible if mic else echo.playing
-                detector.echo_clean = model and echo.clean
-                detector.echo_measured = model and echo.measured
-                detector.echo_converged = echo.converged
-                detector.echo_onset = echo.onset
-                detector.echo_resumed = echo.resumed
-                detector.host_behind = echo.behind
-                detector.over_echo = echo.over_echo
+            if out:  # as the listener tells it (EchoCanceller.robot_voice)
+                robot = echo.robot_voice(speaking=False)
+                detector.robot = replace(robot, speaking=echo.audible if mic else echo.playing,
+                                         clean=model and echo.clean,
+                                         measured=model and echo.measured)
                 step = detector.feed(out, (echo.last_clean if model else echo.last_input)
                                      if mic else None)
             cpu += time.perf_counter() - t0

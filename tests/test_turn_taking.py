@@ -1,0 +1,203 @@
+"""The turn-taking machine, driven by event sequences (no audio, no trio)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from agentcade.voice.tuning import TUNING
+from agentcade.voice.turn_taking import (
+    Abandon,
+    BargeIn,
+    Deaf,
+    Decision,
+    Drop,
+    End,
+    Event,
+    Frame,
+    Hold,
+    Recognised,
+    Release,
+    Speculate,
+    State,
+    TurnTaking,
+    TurnTakingError,
+    Waiting,
+)
+
+MS = 60.0
+"""One microphone frame."""
+
+
+def run(machine: TurnTaking, events: Iterable[Event]) -> list[Decision]:
+    decisions: list[Decision] = []
+    for event in events:
+        decisions += machine.feed(event)
+    return decisions
+
+
+def voice(n: int, *, start_voiced: float = 0.0, **robot: bool) -> list[Frame]:
+    """``n`` frames of voice after a start (voiced time grows by a frame each)."""
+    return [Frame("voice", MS, start_voiced + MS * (i + 1), 0.0, **robot) for i in range(n)]
+
+
+def silence(n: int, *, voiced: float, kind_last: str = "voice", **robot: bool) -> list[Frame]:
+    """``n`` frames of silence at the end of an utterance of ``voiced`` ms."""
+    frames = [Frame("voice", MS, voiced, MS * (i + 1), **robot) for i in range(n)]
+    if kind_last == "end":
+        last = frames[-1]
+        frames[-1] = Frame("end", MS, voiced, last.silence_ms, **robot)
+    return frames
+
+
+START = Frame("start", MS, 96.0)
+OVER_ROBOT = Frame("start", MS, 64.0, speaking=True, audible=True)
+
+
+def test_a_voice_begun_in_the_quiet_is_heard_to_its_end_without_touching_the_robot() -> None:
+    machine = TurnTaking()
+    decisions = run(machine, [Frame("quiet", MS, 0), START, *voice(5, start_voiced=96),
+                              *silence(14, voiced=396, kind_last="end")])
+    assert decisions == [End(False, None, 396, 14 * MS)]
+    assert machine.state is State.ENDED
+
+
+def test_a_voice_over_the_robot_pauses_it_until_it_goes_on_after_the_robots_voice_left() -> None:
+    machine = TurnTaking()
+    assert run(machine, [OVER_ROBOT]) == [Hold(64, False)]
+    assert machine.held
+    # The robot's voice is still in the frames: undecided however long (short of confirm_long).
+    assert run(machine, voice(2, start_voiced=64, audible=True)) == []
+    # It left the frames: confirm_ms more of the voice (from the first frame without it)
+    # make it a child's.
+    frames = voice(4, start_voiced=184)
+    assert frames[-2].voiced_ms - frames[0].voiced_ms < TUNING.confirm_ms
+    assert frames[-1].voiced_ms - frames[0].voiced_ms >= TUNING.confirm_ms
+    decisions = run(machine, frames)
+    assert decisions == [BargeIn(frames[-1].voiced_ms, confirmed=True)]
+    assert machine.state is State.HEARING
+
+
+def test_a_voice_over_the_robot_that_falls_silent_first_was_its_own_echo() -> None:
+    machine = TurnTaking()
+    run(machine, [OVER_ROBOT])
+    decisions = run(machine, silence(3, voiced=64, audible=True))
+    assert decisions == [Release(64)]
+    assert machine.state is State.RELEASED
+    with pytest.raises(TurnTakingError):
+        machine.feed(Frame("voice", MS, 64, 0))
+
+
+@pytest.mark.parametrize(("loud_frames", "child"), [(2, True), (1, False)])
+def test_a_short_voice_louder_than_the_robots_echo_could_be_is_a_childs(
+    loud_frames: int, child: bool,
+) -> None:
+    # 七 over the robot: over before the robot's voice left the frames; what makes it a
+    # child's is how long it was louder than the echo could be (two 60 ms frames: 120 ms).
+    machine = TurnTaking()
+    run(machine, [OVER_ROBOT])
+    loud = voice(loud_frames, start_voiced=64, audible=True, louder=True)
+    rest = silence(3, voiced=loud[-1].voiced_ms, audible=True)
+    decisions = run(machine, [*loud, *rest])
+    assert isinstance(decisions[0], BargeIn if child else Release)
+
+
+def test_the_frame_that_started_it_counts_when_the_microphone_heard_it_over_the_echo() -> None:
+    machine = TurnTaking()
+    start = Frame("start", MS, 64, speaking=True, audible=True, heard_over_echo=True)
+    run(machine, [start])
+    decisions = run(machine, voice(1, start_voiced=64, audible=True, louder=True))
+    assert decisions == [BargeIn(124, confirmed=True)]
+
+
+def test_a_voice_begun_with_the_robots_echo_taken_out_is_a_childs_sooner() -> None:
+    taken = Frame("start", MS, 96, speaking=True, audible=True, taken_out=True)
+    machine = TurnTaking()
+    assert run(machine, [taken]) == [Hold(96, True)]
+    more = Frame("voice", MS, 96 + TUNING.confirm_clean_ms, 0, speaking=True, audible=True)
+    assert run(machine, [more]) == [BargeIn(more.voiced_ms, confirmed=True)]
+
+
+def test_a_voice_that_goes_on_long_enough_is_a_childs_whatever_is_in_the_frames() -> None:
+    machine = TurnTaking()
+    run(machine, [OVER_ROBOT])
+    frames = voice(7, start_voiced=64, speaking=True, audible=True)
+    decisions = run(machine, frames)
+    assert decisions == [BargeIn(64 + 7 * MS, confirmed=True)]
+    assert 64 + 6 * MS - 64 < TUNING.confirm_long_ms <= 64 + 7 * MS - 64
+
+
+def test_a_robot_that_cannot_be_paused_is_stopped_at_once() -> None:
+    machine = TurnTaking(can_hold=False)
+    assert run(machine, [OVER_ROBOT]) == [BargeIn(64, confirmed=False)]
+    assert machine.state is State.HEARING
+
+
+def test_the_robot_beginning_to_speak_while_a_child_talks_is_stopped_once() -> None:
+    machine = TurnTaking()
+    run(machine, [START])
+    decisions = run(machine, [Waiting(speaking=True), *voice(3, start_voiced=96, speaking=True)])
+    assert decisions == [BargeIn(96, confirmed=False)]
+
+
+def test_a_pause_is_recognised_at_once_and_an_actionable_text_ends_the_line_early() -> None:
+    machine = TurnTaking(speculative=True)
+    run(machine, [START, *voice(3, start_voiced=96)])
+    pause = silence(1, voiced=276)
+    assert run(machine, pause) == [Speculate(1, 276, MS)]
+    assert run(machine, [Recognised(1, actionable=True)]) == [End(True, 1, 276, MS)]
+    assert machine.state is State.ENDED
+
+
+def test_a_child_who_goes_on_after_a_pause_abandons_its_recognition() -> None:
+    machine = TurnTaking(speculative=True)
+    run(machine, [START, *voice(3, start_voiced=96), *silence(1, voiced=276)])
+    decisions = run(machine, [Frame("voice", MS, 336, 0.0)])
+    assert decisions == [Abandon(1)]
+    # Its text, late, is not the line's; the line's end waits for the detector.
+    assert run(machine, [Recognised(1, actionable=True)]) == []
+    decisions = run(machine, silence(14, voiced=336, kind_last="end"))
+    assert decisions[0] == Speculate(2, 336, MS)
+    assert decisions[-1] == End(False, 2, 336, 14 * MS)
+
+
+def test_a_round_number_waits_for_its_units_before_it_is_acted_on() -> None:
+    machine = TurnTaking(speculative=True)
+    run(machine, [START, *voice(2, start_voiced=96), *silence(1, voiced=216)])
+    assert run(machine, [Recognised(1, actionable=True, may_go_on=True)]) == []
+    waited = [f for f in silence(12, voiced=216)[1:] if f.silence_ms <= TUNING.number_wait_ms]
+    decisions = run(machine, waited)
+    assert decisions == [End(True, 1, 216, waited[-1].silence_ms)]
+    assert waited[-2].silence_ms < TUNING.number_wait_ms <= waited[-1].silence_ms
+
+
+def test_half_duplex_drops_a_voice_the_robot_spoke_over() -> None:
+    machine = TurnTaking()
+    assert run(machine, [Deaf(), START]) == []
+    assert run(machine, [*voice(2), Deaf()]) == [Drop()]
+    assert machine.state is State.DROPPED
+
+
+@pytest.mark.parametrize("event", [
+    Frame("voice", MS, 0),
+    Frame("end", MS, 0),
+    Recognised(1, actionable=True),
+])
+def test_events_that_cannot_happen_before_a_start_are_refused(event: Event) -> None:
+    with pytest.raises(TurnTakingError):
+        TurnTaking().feed(event)
+
+
+def test_a_second_start_inside_an_utterance_is_refused() -> None:
+    machine = TurnTaking()
+    machine.feed(START)
+    with pytest.raises(TurnTakingError):
+        machine.feed(START)
+
+
+def test_a_recognition_finishing_after_the_end_changes_nothing() -> None:
+    machine = TurnTaking(speculative=True)
+    run(machine, [START, *voice(2, start_voiced=96), *silence(14, voiced=216, kind_last="end")])
+    assert machine.state is State.ENDED
+    assert machine.feed(Recognised(1, actionable=True)) == []

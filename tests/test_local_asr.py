@@ -221,7 +221,7 @@ async def test_a_child_who_pauses_mid_number_is_not_cut_off(
     recognizer: LocalRecognizer, child: Synthesizer,
 ) -> None:
     # 十 alone is a number code acts on, but 五 may follow: 十 is recognised during the pause
-    # and waits (NUMBER_WAIT_MS), and the voice coming back drops it.
+    # and waits (Tuning.number_wait_ms), and the voice coming back drops it.
     recognizer.bias = lambda: game_phrases("guess_number")
     told = _Told(recognizer)
     first, second = _voiced(await child.synthesize("十")), _voiced(await child.synthesize("五"))

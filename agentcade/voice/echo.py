@@ -53,7 +53,7 @@ than the echo could be in it, and a sound at least ``tuning.over_echo`` times lo
 else (:attr:`EchoCanceller.over_echo`), even while the stricter start below applies: on the
 recorded run, with the stricter start kept all along, a child at ×1 was found 20/20 with
 p50 240 ms instead of 19/20 with 480 ms, and the robot started itself no more often (0).
-Such a sound starts an utterance after ``VadConfig.over_echo_ms`` (64) of speech. In the
+Such a sound starts an utterance after ``Tuning.over_echo_ms`` (64) of speech. In the
 riddle game, where the robot's sentences are cut short before the canceller has heard
 enough of them, the six lines said over it stopped it after p50 283 ms instead of 502 ms
 with this off, and the robot set itself off no more often (3 and 4 times in 107 sentences
@@ -62,7 +62,7 @@ A quiet child (×0.25) is no louder than the echo and gains nothing from it.
 
 What AEC3 leaves of the robot's voice can still sound like speech until it has heard
 ``tuning.converged_ms`` of it, and for a moment after the robot begins a sentence (``tuning.onset_ms``):
-then a start over the robot asks for more (``VadConfig.warming_prob``/``warming_ms``),
+then a start over the robot asks for more (``Tuning.warming_prob``/``warming_ms``),
 otherwise ``over_speech_prob``/``over_speech_ms``. Noise suppression is on. Chosen on one
 recorded run replayed through each setting (tests/bench/replay_barge.py on a
 ``bench_barge.py --capture``: fan 700, echo 0.3, 36 robot sentences alone, 20 lines over
@@ -103,9 +103,10 @@ if TYPE_CHECKING:
 
 __all__ = ["FRAME_BYTES", "EchoCanceller", "make_echo_canceller"]
 
-FRAME_SAMPLES = MIC_RATE // 100
-FRAME_BYTES = FRAME_SAMPLES * 2
+FRAME_MS = 10
 """The canceller works on 10 ms frames."""
+FRAME_SAMPLES = MIC_RATE * FRAME_MS // 1000
+FRAME_BYTES = FRAME_SAMPLES * 2
 RATE = MIC_RATE
 
 
@@ -183,9 +184,9 @@ class EchoCanceller:
         self._held: list[tuple[int, bytes]] = []
         """(samples lost before it, frame) waiting for the alignment, in arrival order."""
         self._held_samples = 0
-        self._lags: deque[int] = deque(maxlen=9)
+        self._lags: deque[int] = deque(maxlen=tuning.lag_memory)
         """Where the echo of the last sentences was found, after where they were laid."""
-        self._gains: deque[float] = deque(maxlen=9)
+        self._gains: deque[float] = deque(maxlen=tuning.lag_memory)
         """How loud the echo of the last sentences was heard (a share of what was played)."""
         self._far_rms: deque[float] = deque(maxlen=64)
         """The loudness of what the robot played in each 10 ms frame processed, newest last."""
@@ -222,14 +223,14 @@ class EchoCanceller:
     @property
     def converged(self) -> bool:
         """Whether AEC3 has heard enough of the robot's voice to remove it well (before
-        that, a start over the robot asks for more: ``VadConfig.warming_prob``)."""
+        that, a start over the robot asks for more: ``Tuning.warming_prob``)."""
         return self.reference_ms >= self._t.converged_ms
 
     @property
     def onset(self) -> bool:
         """Whether the robot began a sentence after a pause less than ``tuning.onset_ms`` before the
         frames being processed (AEC3 lets such an onset through: a start over the robot
-        then asks for more, ``VadConfig.warming_prob``)."""
+        then asks for more, ``Tuning.warming_prob``)."""
         lag = median_high(self._lags) if self._lags else 0  # its echo comes that much later
         return self._processed - self._onset - lag < self._t.onset_ms * RATE // 1000
 
@@ -497,7 +498,7 @@ class EchoCanceller:
             far = self._far(FRAME_SAMPLES)
             self._far_level(rms(far), at)
             if self.playing:
-                self.reference_ms += 10
+                self.reference_ms += FRAME_MS
             self._apm.process_reverse_stream(rtc.AudioFrame(far, RATE, 1, FRAME_SAMPLES))
             near = rtc.AudioFrame(bytearray(data[i:i + FRAME_BYTES]), RATE, 1, FRAME_SAMPLES)
             self._apm.process_stream(near)
@@ -515,7 +516,7 @@ class EchoCanceller:
         if level < self._t.far_quiet:
             self._far_quiet += 1
             return
-        if self._far_quiet * 10 >= self._t.pause_ms:
+        if self._far_quiet * FRAME_MS >= self._t.pause_ms:
             self._resume = at
         self._far_quiet = 0
 

@@ -165,12 +165,12 @@ class EchoModel:
         n = len(mic)
         x = self._x
         taps = self._t.model_taps
-        if len(x) != n + taps - 1 or float(np.sqrt(np.mean(x[taps - 1:] ** 2))) < 100:
+        if len(x) != n + taps - 1 or float(np.sqrt(np.mean(x[taps - 1:] ** 2))) < self._t.model_quiet_rms:
             return False
         measured = False
         if self._h is not None:
             echo = float(np.sqrt(np.mean(self._est ** 2)))
-            if echo > max(room, 100.0):  # where it stands out of the room (``tuning.trust_masked``)
+            if echo > max(room, self._t.model_quiet_rms):  # where it stands out of the room (``tuning.trust_masked``)
                 left = float(np.sqrt(np.mean((mic - self._est) ** 2)))
                 left = math.sqrt(max(left * left - room * room, 0.0))
                 self._left.append((left / echo, left / room if room else math.inf))

@@ -148,6 +148,9 @@ class Tuning:
     model_min_match: float = 0.3
     """Least correlation that places a sentence in the model of the echo — higher: the model
     trusted less often, fewer misplaced sentences judged as a child."""
+    lag_memory: int = 9
+    """Sentences whose median lag and gain are the room's — more: steadier against one
+    sentence found far off, slower to follow a room that changed."""
     align_give_up: int = 3
     """Sentences in a row without an echo found after which none is aligned."""
     over_echo: float = 1.5
@@ -183,6 +186,9 @@ class Tuning:
     a quiet child) trusted more, its residue taken for a child more."""
     trust_masked: float = 0.7
     """... and the most of the room's noise what it leaves may be (as ``trust_left``)."""
+    model_quiet_rms: float = 100.0
+    """RMS under which the robot's voice (or the room) is too quiet to learn the echo from or
+    measure what the model leaves — higher: learns only from clear echo, learns slower."""
     trust_frames: int = 64
     """Frames whose median says what the model leaves — more: surer, trust found later."""
 

@@ -1,0 +1,356 @@
+"""The room matrix: turn-taking judged in every room, not one.
+
+Run: ``.venv/bin/python tests/bench/bench_rooms.py [--sentences 50] [--verdicts 50]
+[--overlaps 20] [--rooms default,fan300,...] [--speech DIR]`` (real time: about ten
+minutes per room at the defaults; ``--sentences 10 --verdicts 10 --overlaps 6`` for a
+look in a quarter of an hour).
+
+Each room is a simulated robot in its own process (as a real robot runs beside its host),
+wired as ``run`` wires it: the robot SDK over a socket, the microphone's Opus frames, the
+neural voice on the speaker, WebRTC's echo canceller with the model of the robot's echo,
+Silero, the turn-taking machine in the :class:`~agentcade.voice.listener.Listener`, and the
+embedded recogniser (Whisper base, told the lines a game would expect). Rooms (``--rooms``):
+
+- ``default`` the room ``run --robot sim`` has (echo 0.3, no fan);
+- ``fan300``, ``fan700`` a fan of that loudness (RMS), echo 0.3;
+- ``tv`` television bursts between lines, echo 0.3;
+- ``echo0.6`` a robot that hears twice as much of itself;
+- ``quiet`` a child at a quarter of a normal voice under a fan of 300;
+- ``busy`` the default room beside two CPU-bound processes (a busy desktop).
+
+Situations, in each room:
+
+1. ``read``: the robot says ``--sentences`` game sentences with nobody talking. Every
+   barge-in is a self-interruption.
+2. ``verdict``: the child says a guess and the robot answers the moment the utterance ends
+   (guess after guess, ``--verdicts`` times): a barge-in during the verdict is a
+   self-interruption, and an utterance heard that nobody said holds the robot's words.
+3. ``over``: a line said at a random point of a robot sentence (``--overlaps`` game lines by
+   the neural child, and each short transcribed recording of a real adult speaker in
+   ``--speech``, as loud as the neural child): stopped or not, the time from the line's
+   first sound to the robot's silence, and whether what was recognised is the line
+   (every syllable, in order, for a game line; 80 % of them for a recording).
+
+Per cell the table prints: self-interruptions per sentence, lines that stopped the robot,
+p50 first sound -> silence, lines heard as meant, and transcripts that hold the robot's
+words (three syllables in a row of a robot sentence that the line does not have).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import wave
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from agentcade.core.trace import Trace
+from agentcade.testing.child import child_voice
+from agentcade.testing.ear import heard_share, syllables
+from agentcade.testing.load import cpu_load
+from agentcade.testing.room import parse_room
+from agentcade.testing.sim import WallClock
+from agentcade.testing.sim_process import open_sim_process_robot
+from agentcade.voice.asr import Heard
+from agentcade.voice.echo import EchoCanceller
+from agentcade.voice.listener import Listener
+from agentcade.voice.local_asr import LocalRecognizer
+from agentcade.voice.pcm import leading_silence, rms
+from agentcade.voice.speaker import VoiceRobot
+from agentcade.voice.tts import NeuralSynthesizer, Synthesizer
+from agentcade.voice.tuning import MIC_RATE
+
+ROOMS: dict[str, tuple[str, int]] = {
+    "default": ("echo=0.3", 0),
+    "fan300": ("noise=300,echo=0.3", 0),
+    "fan700": ("noise=700,echo=0.3", 0),
+    "tv": ("bursts=on,echo=0.3", 0),
+    "echo0.6": ("echo=0.6", 0),
+    "quiet": ("noise=300,voice=0.25,echo=0.3", 0),
+    "busy": ("echo=0.3", 2),
+}
+"""name -> (the simulated room, CPU-bound processes beside it)."""
+
+ROBOT = [
+    "我想好了一个一到二十之间的数，你有五次机会，猜猜看吧。",
+    "不对哦，比十还大不少，你还有四次机会。",
+    "汤面是这样的：一个男人走进餐厅，点了一碗海龟汤，喝了一口就哭了。",
+    "画好啦，就在屏幕上。你猜这是什么动物？",
+    "谜面是：小小一间房，只开一扇窗，你猜是什么？",
+]
+VERDICTS = ["比十八还大，再猜一次。", "不对哦，比七小一点。", "猜对啦，就是十五！", "再大一点，还有三次机会。"]
+GUESSES = ["我猜十五", "十八", "是小猫吗", "七", "是熊猫吗", "十二"]
+CHILD = ["结束游戏", "不知道", "我猜十五", "是小猫吗", "给我一点提示", "七", "下一个", "十八"]
+PHRASES = sorted({*CHILD, *GUESSES, "猜对了", "再说一遍"})
+"""What the recogniser is told may be said (as a game tells it)."""
+HUMAN_MAX_S = 5.0
+"""Recordings longer than this are left out of the ``over`` lines (a line, not a speech)."""
+
+
+@dataclass
+class Cell:
+    """One room's figures."""
+
+    sentences: int = 0
+    self_interruptions: int = 0
+    released: int = 0
+    lines: int = 0
+    stopped: int = 0
+    latencies: list[float] = field(default_factory=list)
+    meant: int = 0
+    robot_words: int = 0
+    heard_lines: int = 0
+    human: list[str] = field(default_factory=list)
+    """``over`` lines by a real speaker: what became of each."""
+    missed: list[str] = field(default_factory=list)
+
+
+def _robot_words(text: str, line: str) -> bool:
+    """Whether ``text`` holds three syllables in a row of a robot sentence that ``line`` (what
+    the child said, "" for nobody) does not."""
+    def trigrams(s: str) -> set[tuple[str, ...]]:
+        syl = syllables(s)
+        return {tuple(syl[i:i + 3]) for i in range(len(syl) - 2)}
+
+    said = trigrams(text) - trigrams(line)
+    return any(said & trigrams(sentence) for sentence in [*ROBOT, *VERDICTS])
+
+
+def _human_lines(folder: Path) -> dict[str, bytes]:
+    """The short transcribed recordings of ``folder`` (its ``manifest.tsv``): transcript ->
+    16 kHz PCM."""
+    manifest = folder / "manifest.tsv"
+    if not manifest.is_file():
+        return {}
+    lines: dict[str, bytes] = {}
+    for row in manifest.read_text(encoding="utf-8").splitlines()[1:]:
+        name, transcript, seconds, *_ = row.split("\t")
+        if not transcript or float(seconds) > HUMAN_MAX_S or not any("\u4e00" <= c <= "\u9fff" for c in transcript):
+            continue
+        with wave.open(str(folder / name), "rb") as w:
+            if w.getframerate() != MIC_RATE or w.getnchannels() != 1 or w.getsampwidth() != 2:
+                continue
+            lines[transcript] = w.readframes(w.getnframes())
+    return lines
+
+
+def _as_loud(pcm: bytes, level: float) -> bytes:
+    """``pcm`` scaled so that its voiced part has RMS ``level``."""
+    import numpy as np
+
+    x = np.frombuffer(pcm, np.int16).astype(np.float64)
+    voiced = x[np.abs(x) > 0.05 * np.abs(x).max()]
+    gain = level / max(float(np.sqrt(np.mean(voiced ** 2))), 1.0)
+    return np.clip(x * gain, -32768, 32767).astype(np.int16).tobytes()
+
+
+async def room_cell(
+    name: str, spec: str, load: int, args: argparse.Namespace, recognizer: LocalRecognizer,
+    robot_voice: Synthesizer, human: dict[str, bytes], rng: random.Random,
+) -> Cell:
+    room = parse_room(spec)
+    mouth = await child_voice(room)
+    child = {line: await mouth.synthesize(line) for line in {*CHILD, *GUESSES}}
+    level = statistics.median(rms(pcm) for pcm in child.values())
+    people = {line: _as_loud(pcm, level) for line, pcm in human.items()}
+    cell = Cell()
+    with cpu_load(load):
+        async with open_sim_process_robot(room=room, speed=1.0) as sim:
+            await _play(sim, cell, args, recognizer, robot_voice, child, people, rng)
+    return cell
+
+
+async def _play(
+    sim: Any, cell: Cell, args: argparse.Namespace, recognizer: LocalRecognizer,
+    robot_voice: Synthesizer, child: dict[str, bytes], people: dict[str, bytes],
+    rng: random.Random,
+) -> None:
+    device = sim.device
+    records: list[dict[str, Any]] = []
+    voice = VoiceRobot(sim, robot_voice, print_speech=False, trace=Trace(records.append))
+    echo = EchoCanceller()
+    voice.echo = echo
+    barged: list[float] = []
+    speak_scope: list[trio.CancelScope] = []
+    heard_send, heard_receive = trio.open_memory_channel[Heard](math.inf)
+    expected = {"".join(syllables(p)) for p in PHRASES}
+
+    def barge_in() -> None:
+        barged.append(trio.current_time())
+        voice.drop_hold()
+        for scope in speak_scope:
+            scope.cancel()
+
+    async def say(text: str) -> None:
+        with trio.CancelScope() as scope:
+            speak_scope.append(scope)
+            try:
+                await voice.speak(text)
+            finally:
+                speak_scope.remove(scope)
+
+    async with voice.audio.microphone() as mic, trio.open_nursery() as nursery:
+        send, frames = trio.open_memory_channel[bytes](math.inf)
+
+        async def relay() -> None:
+            async for frame in mic:
+                echo.arrived(frame.data, at=frame.at, missing=frame.missing)
+                send.send_nowait(frame.data)
+
+        listener = Listener(
+            frames, recognizer, echo=echo, speaking=lambda: voice.speaking,
+            on_barge_in=barge_in, on_hold=voice.hold, on_release=voice.release,
+            actionable=lambda text: "".join(syllables(text)) in expected)
+
+        async def listen() -> None:
+            while True:
+                heard_send.send_nowait(await listener.hear())
+
+        nursery.start_soon(relay)
+        nursery.start_soon(listen)
+        await trio.sleep(1.0)
+
+        def drain() -> list[Heard]:
+            out = []
+            while True:
+                try:
+                    out.append(heard_receive.receive_nowait())
+                except trio.WouldBlock:
+                    return out
+
+        # 1. The robot reads, nobody talking.
+        released = voice.holds
+        for i in range(args.sentences):
+            before = len(barged)
+            await say(ROBOT[i % len(ROBOT)])
+            cell.self_interruptions += len(barged) > before
+            cell.sentences += 1
+            await trio.sleep(0.3)
+        for heard in drain():  # anything heard was the robot's own voice
+            cell.robot_words += _robot_words(heard.text, "")
+        # 2. A verdict the moment the child stops, guess after guess.
+        for i in range(args.verdicts):
+            line = GUESSES[i % len(GUESSES)]
+            drain()
+            device.audio.microphone.feed(child[line])
+            with trio.move_on_after(10):
+                heard = await heard_receive.receive()
+                cell.robot_words += _robot_words(heard.text, line)
+            before = len(barged)
+            await say(VERDICTS[i % len(VERDICTS)])
+            cell.self_interruptions += len(barged) > before
+            cell.sentences += 1
+            await trio.sleep(0.6)
+            for heard in drain():  # nobody spoke: the robot's voice, heard
+                cell.robot_words += _robot_words(heard.text, "") or bool(heard.text)
+        cell.released = voice.holds - released - cell.self_interruptions
+        # 3. Lines said over the robot.
+        lines: list[tuple[str, bytes, bool]] = [
+            (CHILD[i % len(CHILD)], child[CHILD[i % len(CHILD)]], False)
+            for i in range(args.overlaps)]
+        lines += [(text, pcm, True) for text, pcm in people.items()]
+        for i, (line, pcm, real) in enumerate(lines):
+            drain()
+            before = len(barged)
+            clips = len(device.audio.clips)
+            async with trio.open_nursery() as inner:
+                inner.start_soon(say, ROBOT[i % len(ROBOT)])
+                await device.audio.wait_clips(clips + 1)
+                await device.audio.wait_sound(device.audio.clips[clips])
+                await trio.sleep(rng.uniform(0.3, 1.8))
+                onset = trio.current_time()
+                device.audio.microphone.feed(pcm + bytes(MIC_RATE * 2))
+            mine = device.audio.clips[clips:]
+            for piece in mine:
+                await device.audio.wait_done(piece)
+            cut = [p for p in mine if p.outcome == "aborted" and p.ended is not None
+                   and p.ended >= onset]
+            stopped = len(barged) > before and bool(cut)
+            text = ""
+            with trio.move_on_after(15):
+                text = (await heard_receive.receive()).text
+            meant = heard_share(line, text) >= (0.8 if real else 0.99)
+            cell.lines += 1
+            cell.stopped += stopped
+            cell.meant += meant
+            cell.heard_lines += bool(text)
+            cell.robot_words += _robot_words(text, line)
+            if stopped:
+                cell.latencies.append((cut[0].ended - onset) * 1000
+                                      - 1000 * leading_silence(pcm, MIC_RATE))
+            if real:
+                cell.human.append(f"{line}: {'stopped' if stopped else 'NOT stopped'}, "
+                                  f"heard {text!r}")
+            elif not stopped or not meant:
+                cell.missed.append(f"{line} ({'stopped' if stopped else 'not stopped'}, "
+                                   f"heard {text!r})")
+            await device.audio.microphone.drained()
+            await trio.sleep(0.8)
+        nursery.cancel_scope.cancel()
+
+
+def _row(name: str, cell: Cell) -> str:
+    p50 = statistics.median(cell.latencies) if cell.latencies else math.nan
+    return (f"| {name} | {cell.self_interruptions}/{cell.sentences} | {cell.released} | "
+            f"{cell.stopped}/{cell.lines} | {p50:.0f} | {cell.meant}/{cell.lines} | "
+            f"{cell.robot_words} |")
+
+
+async def bench(args: argparse.Namespace) -> None:
+    recognizer = await LocalRecognizer.load()
+    recognizer.bias = lambda: PHRASES
+    robot_voice = await NeuralSynthesizer.load()
+    human = _human_lines(Path(args.speech)) if args.speech else {}
+    rng = random.Random(args.seed)
+    print(f"robot: {robot_voice.name}; child: the neural child and {len(human)} recordings "
+          f"of real speakers ({args.speech}); recogniser: {recognizer.name}")
+    rows: list[tuple[str, Cell]] = []
+    for name in args.rooms.split(","):
+        spec, load = ROOMS[name]
+        cell = await room_cell(name, spec, load, args, recognizer, robot_voice, human, rng)
+        rows.append((name, cell))
+        print(_row(name, cell), flush=True)
+        for line in cell.missed:
+            print(f"    missed: {line}")
+        for line in cell.human:
+            print(f"    real voice: {line}")
+    print()
+    print("| room | self-interruptions / sentences | paused for itself, went on | lines that "
+          "stopped it | p50 first sound -> silence (ms) | heard as meant | transcripts "
+          "holding the robot's words |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, cell in rows:
+        print(_row(name, cell))
+
+
+def main() -> None:
+    speech = Path(__file__).resolve().parents[3] / "shared" / "speech"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=50)
+    parser.add_argument("--verdicts", type=int, default=50)
+    parser.add_argument("--overlaps", type=int, default=20)
+    parser.add_argument("--rooms", default=",".join(ROOMS))
+    parser.add_argument("--speech", default=str(speech) if speech.is_dir() else "",
+                        help="a folder of real recordings with manifest.tsv ('' for none)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    unknown = set(args.rooms.split(",")) - set(ROOMS)
+    if unknown:
+        parser.error(f"unknown rooms {', '.join(sorted(unknown))}: {', '.join(ROOMS)}")
+    os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp(prefix="agentcade-bench-"))
+    trio.run(bench, args, clock=WallClock())
+
+
+
+if __name__ == "__main__":
+    main()

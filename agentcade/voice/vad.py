@@ -158,13 +158,14 @@ class LoudnessDetector:
 
     def feed(self, frame: bytes, mic: bytes | None = None) -> Step:
         """One frame; ``mic`` (the microphone's own samples behind an echo canceller's
-        output ``frame``) is what is measured and kept instead while ``robot.speaking`` is
-        False (see :class:`SileroDetector`)."""
-        if mic is not None and not self.robot.speaking:
-            frame = mic
+        output ``frame``) is what is measured instead while ``robot.speaking`` is False, and
+        what is kept (see :class:`SileroDetector`)."""
+        judged = mic if mic is not None and not self.robot.speaking else frame
+        if mic is not None:
+            frame = mic  # kept for the recogniser (see SileroDetector.feed)
         cfg = self.config
         ms = len(frame) / BYTES_PER_MS
-        voiced = rms(frame) >= cfg.threshold
+        voiced = rms(judged) >= cfg.threshold
         if not self._speaking:
             if not voiced:
                 self._pre.append(frame)
@@ -311,10 +312,16 @@ class SileroDetector:
 
     def feed(self, frame: bytes, mic: bytes | None = None) -> Step:
         """One frame. With an echo canceller, ``frame`` is its output and ``mic`` the
-        microphone's own samples behind it (as long as it): while ``robot.speaking`` the
-        output is judged and kept (the robot's voice is taken out of it), else the
-        microphone (the canceller's noise suppression outlasts the robot's voice and takes
-        part of a quiet child's away).
+        microphone's own samples behind it (as long as it), with the model of the robot's
+        echo taken out (``EchoCanceller.last_clean``): while ``robot.speaking`` the output
+        is judged (the robot's voice is taken out of it), else the microphone (the
+        canceller's noise suppression outlasts the robot's voice and takes part of a quiet
+        child's away). ``mic`` is what the utterance keeps for the recogniser, always: AEC3's
+        suppressor takes part of a voice over the robot away with the robot's, the linear
+        model leaves it whole (on lines said over the robot, recognised from each stream in
+        the same run, tests/bench/bench_rooms.py --streams: heard as meant 10/14 from the
+        model's stream against 9/14 from the canceller's output with echo 0.3, 7/14 against
+        7/14 beside a fan of 300; the raw microphone 11/14 and 5/14).
 
         One model hears each all along; the chosen one's probabilities count. Replayed on
         one recorded run (tests/bench/replay_barge.py; 120 robot sentences, 40 lines said
@@ -357,7 +364,7 @@ class SileroDetector:
             measured = heard if self.robot.measured and not self._speaking else []
             if clean:
                 frame, probabilities = mic, heard
-        step = self._step(frame, probabilities)
+        step = self._step(frame, probabilities, frame if mic is None else mic)
         # What the model left counts once it is known not to be a voice's beginning: the
         # frame a start came in and the one before it are the voice's (a quiet child's
         # first syllable, no louder than the echo, is measured with it).
@@ -368,14 +375,16 @@ class SileroDetector:
             self._measuring = measured
         return step
 
-    def _step(self, frame: bytes, probabilities: list[float]) -> Step:
-        """What ``frame`` means, given its chunks' speech probabilities."""
+    def _step(self, frame: bytes, probabilities: list[float], kept: bytes | None = None) -> Step:
+        """What ``frame`` means, given its chunks' speech probabilities; ``kept`` (as long
+        as it) is what the utterance keeps of it for the recogniser."""
+        kept = frame if kept is None else kept
         cfg = self.config
         if probabilities:
             self.last_probability = probabilities[-1]
         ms = len(frame) / BYTES_PER_MS
         if not self._speaking:
-            self._pre.add(frame)
+            self._pre.add(kept)
             threshold, needed = cfg.speech_prob, cfg.min_speech_ms
             if self.echo_taken_out:
                 threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms
@@ -412,5 +421,5 @@ class SileroDetector:
             self._speaking = False
             self._run_ms = self._length_ms = 0.0
             self._reset_models()
-            return Step("end", frame)
-        return Step("voice", frame)
+            return Step("end", kept)
+        return Step("voice", kept)

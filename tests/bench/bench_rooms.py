@@ -110,6 +110,8 @@ class Cell:
     meant: int = 0
     robot_words: int = 0
     heard_lines: int = 0
+    streams: dict[str, int] = field(default_factory=dict)
+    """--streams: lines heard as meant when recognised from each stream (see :func:`_play`)."""
     human: list[str] = field(default_factory=list)
     """``over`` lines by a real speaker: what became of each."""
     missed: list[str] = field(default_factory=list)
@@ -202,15 +204,62 @@ async def _play(
     async with voice.audio.microphone() as mic, trio.open_nursery() as nursery:
         send, frames = trio.open_memory_channel[bytes](math.inf)
 
+        streams: list[tuple[float, bytes, bytes, bytes, bool]] = []
+        """--streams: per processed frame, (when, the canceller's output, the microphone with
+        the model's echo taken out, the microphone, whether the robot's voice may be in it)."""
+        process = echo.process
+
+        def kept(frame: bytes, *, now: float | None = None) -> bytes:
+            out = process(frame, now=now)
+            if out and args.streams:
+                streams.append((trio.current_time(), out, echo.last_clean, echo.last_input,
+                                echo.audible))
+            return out
+
+        echo.process = kept  # type: ignore[method-assign]
+
         async def relay() -> None:
             async for frame in mic:
                 echo.arrived(frame.data, at=frame.at, missing=frame.missing)
                 send.send_nowait(frame.data)
 
+        said: list[tuple[float, dict[str, Any]]] = []
+        """The listener's records, with when (trio time)."""
         listener = Listener(
             frames, recognizer, echo=echo, speaking=lambda: voice.speaking,
+            trace=Trace(lambda r: said.append((trio.current_time(), r))),
             on_barge_in=barge_in, on_hold=voice.hold, on_release=voice.release,
             actionable=lambda text: "".join(syllables(text)) in expected)
+
+        events: list[tuple[float, Any]] = []
+        """--events: every event the turn-taking machine was told, with when (trio time)."""
+        if args.events:
+            next_event = listener._next
+
+            async def told() -> tuple[bytes, Any]:
+                audio, event = await next_event()
+                events.append((trio.current_time(), event))
+                return audio, event
+
+            listener._next = told  # type: ignore[method-assign]
+        judged: list[tuple[float, str]] = []
+        """--detail: what voice detection made of each frame, with when (trio time)."""
+        if args.detail:
+            detector = listener._detector
+            feed = detector.feed
+
+            def noted(frame: bytes, mic: bytes | None = None) -> Any:
+                step = feed(frame, mic)
+                robot = detector.robot
+                flags = "".join(c for c, on in (
+                    ("S", robot.speaking), ("L", robot.over_echo), ("W", not robot.converged),
+                    ("O", robot.onset), ("R", robot.resumed), ("B", robot.behind),
+                    ("C", getattr(detector, "echo_taken_out", False))) if on)
+                judged.append((trio.current_time(), f"{getattr(detector, 'last_probability', 0):.2f}"
+                               f"{flags}{step.kind[0] if step.kind != 'quiet' else ''}"))
+                return step
+
+            detector.feed = noted  # type: ignore[method-assign]
 
         async def listen() -> None:
             while True:
@@ -278,25 +327,85 @@ async def _play(
             stopped = len(barged) > before and bool(cut)
             text = ""
             with trio.move_on_after(15):
-                text = (await heard_receive.receive()).text
-            meant = heard_share(line, text) >= (0.8 if real else 0.99)
+                while not (final := _line_heard(said, onset)):  # noqa: ASYNC110 - a poll of the trace
+                    await trio.sleep(0.05)
+                text = final
+            enough = 0.8 if real else 0.99
+            meant = heard_share(line, text) >= enough
+            if args.streams:
+                span = [s for s in streams
+                        if onset - 0.3 <= s[0] <= onset + len(pcm) / (2 * MIC_RATE) + 0.5]
+                for name, audio in (("output", [s[1] for s in span]),
+                                    ("model", [s[2] for s in span]),
+                                    ("microphone", [s[3] for s in span])):
+                    heard_text = await recognizer.recognize(b"".join(audio), 1000)
+                    cell.streams[name] = cell.streams.get(name, 0) + (
+                        heard_share(line, heard_text) >= enough)
+                after = b"".join(s[3] for s in span if not s[4])
+                heard_text = await recognizer.recognize(after, 1000)
+                cell.streams["after the robot"] = cell.streams.get("after the robot", 0) + (
+                    heard_share(line, heard_text) >= enough)
             cell.lines += 1
             cell.stopped += stopped
             cell.meant += meant
             cell.heard_lines += bool(text)
             cell.robot_words += _robot_words(text, line)
+            lead = 1000 * leading_silence(pcm, MIC_RATE)
             if stopped:
-                cell.latencies.append((cut[0].ended - onset) * 1000
-                                      - 1000 * leading_silence(pcm, MIC_RATE))
+                cell.latencies.append((cut[0].ended - onset) * 1000 - lead)
+            if args.detail:
+                steps = [f"{r['type']} {(at - onset) * 1000 - lead:.0f} ms"
+                         f"{' voiced ' + str(r['voiced_ms']) if 'voiced_ms' in r else ''}"
+                         f"{' clean' if r.get('clean') else ''}"
+                         for at, r in said if at >= onset and r["type"] in (
+                             "speech_over_robot", "barge_in_confirmed", "barge_in_released")]
+                cut_ms = (cut[0].ended - onset) * 1000 - lead if cut else math.nan
+                print(f"    {line[:12]}: {'; '.join(steps)}; silent at {cut_ms:.0f} ms; "
+                      f"heard {text!r}", flush=True)
+                print("      frames: " + " ".join(
+                    f"{(at - onset) * 1000 - lead:.0f}:{what}" for at, what in judged
+                    if -100 <= (at - onset) * 1000 - lead <= 600))
             if real:
                 cell.human.append(f"{line}: {'stopped' if stopped else 'NOT stopped'}, "
                                   f"heard {text!r}")
             elif not stopped or not meant:
                 cell.missed.append(f"{line} ({'stopped' if stopped else 'not stopped'}, "
                                    f"heard {text!r})")
+            if args.events:
+                _keep_events(args.events, f"{cell.lines:02d} {line}", stopped, [
+                    e for at, e in events if onset - 1.0 <= at <= onset + len(pcm) / 32000 + 1.0])
             await device.audio.microphone.drained()
             await trio.sleep(0.8)
+        if args.events:
+            _keep_events(args.events, "reading", False, [e for _, e in events][:3000])
         nursery.cancel_scope.cancel()
+
+
+def _line_heard(said: list[tuple[float, dict[str, Any]]], onset: float) -> str | None:
+    """The text recognised of the utterance a line said over the robot at ``onset`` began
+    (its start over the robot, then its ``asr_final``); None while not yet recognised."""
+    started = False
+    for at, record in said:
+        if at < onset - 0.1:
+            continue
+        if record["type"] == "speech_over_robot":
+            started = True
+        elif record["type"] == "asr_final" and started:
+            return str(record["text"]) or "-"
+    return None
+
+
+def _keep_events(folder: str, name: str, stopped: bool, events: list[Any]) -> None:
+    """Write one recorded event sequence (tests replay them through the machine)."""
+    import dataclasses
+    import json
+
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    rows = [{"event": type(e).__name__, **dataclasses.asdict(e)} for e in events]
+    (path / f"{name.replace(' ', '_')}.json").write_text(
+        json.dumps({"line": name, "stopped": stopped, "events": rows}, ensure_ascii=False),
+        encoding="utf-8")
 
 
 def _row(name: str, cell: Cell) -> str:
@@ -324,6 +433,9 @@ async def bench(args: argparse.Namespace) -> None:
             print(f"    missed: {line}")
         for line in cell.human:
             print(f"    real voice: {line}")
+        if cell.streams:
+            print("    heard as meant from each stream: " + ", ".join(
+                f"{stream} {n}/{cell.lines}" for stream, n in cell.streams.items()))
     print()
     print("| room | self-interruptions / sentences | paused for itself, went on | lines that "
           "stopped it | p50 first sound -> silence (ms) | heard as meant | transcripts "
@@ -343,6 +455,14 @@ def main() -> None:
     parser.add_argument("--speech", default=str(speech) if speech.is_dir() else "",
                         help="a folder of real recordings with manifest.tsv ('' for none)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--streams", action="store_true",
+                        help="also recognise each line over the robot from every stream there "
+                        "is (the canceller's output, the model's, the microphone, the "
+                        "microphone once the robot fell silent)")
+    parser.add_argument("--events", default="",
+                        help="a folder to keep the turn-taking events of each line in")
+    parser.add_argument("--detail", action="store_true",
+                        help="print what the listener did with each line over the robot")
     args = parser.parse_args()
     unknown = set(args.rooms.split(",")) - set(ROOMS)
     if unknown:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -201,3 +204,74 @@ def test_a_recognition_finishing_after_the_end_changes_nothing() -> None:
     run(machine, [START, *voice(2, start_voiced=96), *silence(14, voiced=216, kind_last="end")])
     assert machine.state is State.ENDED
     assert machine.feed(Recognised(1, actionable=True)) == []
+
+
+RECORDED = Path(__file__).parent / "data" / "turn_taking"
+"""Event sequences the listener told the machine on the simulated robot in its default room
+(``tests/bench/bench_rooms.py --events``: the robot reading, lines said over it)."""
+
+
+def _recorded(name: str) -> list[Event]:
+    data = json.loads((RECORDED / name).read_text(encoding="utf-8"))
+    fields = data["fields"][1:]
+    events: list[Event] = []
+    for row in data["rows"]:
+        if row[0] == "Frame":
+            values = dict(zip(fields, row[1:], strict=True))
+            flags = {k: bool(v) for k, v in values.items() if k not in ("kind", "ms", "voiced_ms",
+                                                                        "silence_ms")}
+            events.append(Frame(values["kind"], values["ms"], values["voiced_ms"],
+                                values["silence_ms"], **flags))
+        elif row[0] == "Waiting":
+            events.append(Waiting(bool(row[1])))
+        else:
+            events.append(Deaf())
+    return events
+
+
+def _replay(events: list[Event]) -> list[Decision]:
+    """Every utterance in ``events`` through a machine of its own, as the listener does."""
+    decisions: list[Decision] = []
+    machine = TurnTaking()
+    for event in events:
+        if machine.done:
+            machine = TurnTaking()
+        if machine.state is State.LISTENING and isinstance(event, Frame) and event.kind in (
+                "voice", "end"):
+            continue  # the recording began inside an utterance
+        decisions += machine.feed(event)
+    return decisions
+
+
+@pytest.mark.parametrize("name", ["over_robot_end_game.json", "over_robot_dont_know.json"])
+def test_a_recorded_line_over_the_robot_pauses_it_then_stops_it(name: str) -> None:
+    decisions = [d for d in _replay(_recorded(name)) if isinstance(d, Hold | BargeIn | Release)]
+    assert isinstance(decisions[0], Hold)
+    assert decisions[1] == BargeIn(decisions[1].voiced_ms, confirmed=True)
+
+
+def test_the_robots_own_voice_that_paused_it_while_it_read_is_released() -> None:
+    """Recorded on a loaded host: the robot reading alone paused itself three times; twice
+    what paused it fell silent and the robot went on (the third, confirmed, is one of the
+    self-interruptions the room matrix counts)."""
+    decisions = [d for d in _replay(_recorded("robot_reading_alone.json"))
+                 if isinstance(d, Hold | BargeIn | Release)]
+    assert [type(d) for d in decisions] == [Hold, BargeIn, Hold, Release, Hold, Release]
+
+
+def test_a_slower_confirmation_in_the_table_confirms_a_recorded_line_later() -> None:
+    """The table is the machine's only knob: a value changed there changes what it decides."""
+    events = _recorded("over_robot_end_game.json")
+    slow = replace(TUNING, confirm_ms=512, confirm_loud_ms=512, confirm_clean_ms=512,
+                   confirm_long_ms=1024)
+    confirmed = {}
+    for name, machine in (("table", TurnTaking()), ("slow", TurnTaking(tuning=slow))):
+        for event in events:
+            if machine.state is State.LISTENING and isinstance(event, Frame) and event.kind in (
+                    "voice", "end"):
+                continue
+            barge = [d for d in machine.feed(event) if isinstance(d, BargeIn)]
+            if barge:
+                confirmed[name] = barge[0].voiced_ms
+                break
+    assert confirmed["table"] < confirmed["slow"]

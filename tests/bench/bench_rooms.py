@@ -287,6 +287,8 @@ async def _play(
             await trio.sleep(0.3)
         for heard in drain():  # anything heard was the robot's own voice
             cell.robot_words += _robot_words(heard.text, "")
+        if args.events:
+            _keep_events(args.events, "reading", False, [e for _, e in events])
         # 2. A verdict the moment the child stops, guess after guess.
         for i in range(args.verdicts):
             line = GUESSES[i % len(GUESSES)]
@@ -376,8 +378,6 @@ async def _play(
                     e for at, e in events if onset - 1.0 <= at <= onset + len(pcm) / 32000 + 1.0])
             await device.audio.microphone.drained()
             await trio.sleep(0.8)
-        if args.events:
-            _keep_events(args.events, "reading", False, [e for _, e in events][:3000])
         nursery.cancel_scope.cancel()
 
 

@@ -38,8 +38,8 @@ from agentcade.main.agent import (
     OfflineMainModel,
 )
 from agentcade.main.registry import GameRegistry
+from agentcade.sim import open_sim_robot
 from agentcade.testing.fake_openai import FakeOpenAI, Reply, serve_fake_openai
-from agentcade.testing.sim import open_sim_robot
 from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.remote import open_remote_game

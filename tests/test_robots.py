@@ -1,7 +1,7 @@
 """Robots: the console robot, and the simulated device driven through the REAL SDK.
 
 The sim tests connect ``watcherobot.desktop_session.DesktopRobotSession`` +
-``watcherobot.robot.WatcheRobot`` to :class:`~agentcade.testing.sim.SimDevice` over a
+``watcherobot.robot.WatcheRobot`` to :class:`~agentcade.sim.SimDevice` over a
 loopback socket, so they run in real time (the SDK has its own threads and asyncio loop).
 """
 
@@ -19,15 +19,9 @@ from agentcade.core.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
 from agentcade.core.protocol import Directive
 from agentcade.core.vector import Stroke, decode_vector, encode_vector
 from agentcade.device.robots import ConsoleRobot, DeviceError, SdkRobot
-from agentcade.testing.sim import (
-    SIM_ANIMATIONS,
-    SIM_CAPABILITIES,
-    SimDevice,
-    SimState,
-    SimTimings,
-    ascii_raster,
-    open_sim_robot,
-)
+from agentcade.sim import SimDevice, open_sim_robot
+from agentcade.sim.screen import ascii_raster
+from agentcade.sim.state import SIM_ANIMATIONS, SIM_CAPABILITIES, SimState, SimTimings
 from agentcade.testing.timed_robot import d, recording_trace
 
 # robot-sdk.md §2's worked example: a horizontal bar and a bent stroke.

@@ -45,8 +45,8 @@ from agentcade.device.robots import DEFAULT_DESKTOP_URL, SdkRobot
 from agentcade.game.client import InProcessGameClient
 from agentcade.game.skill_agent import SkillAgent
 from agentcade.main.agent import MainAgent
-from agentcade.testing.child import child_voice
-from agentcade.testing.room import RoomError, parse_room
+from agentcade.sim.child import child_voice
+from agentcade.sim.room import RoomError, parse_room
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.config import SCRIPTED, load_voice_settings
 from agentcade.voice.pcm import resample

@@ -15,7 +15,7 @@ starts a comment) is spoken by espeak-ng into the simulated microphone when the 
 listens; without ``ASR_PROVIDER`` the scenario's lines are recognised by script (there is
 no offline Chinese ASR), after a check that the audio heard fits the line. ``--room SPEC``
 (with ``--robot sim``) puts the simulated microphone in a family room
-(:mod:`agentcade.testing.room`); ``--record DIR`` keeps every clip said and heard as WAV
+(:mod:`agentcade.sim.room`); ``--record DIR`` keeps every clip said and heard as WAV
 (:mod:`agentcade.voice.record`). An Application gets no arguments: the settings
 ``AGENTCADE_TRACE_FILE`` and ``AGENTCADE_RECORD_DIR`` (environment or the user's ``.env``)
 stand for ``--trace-file`` and ``--record`` when those are not given.
@@ -50,8 +50,8 @@ from agentcade.core.errors import VoiceError
 from agentcade.core.settings import SettingsError, load_outputs
 from agentcade.core.trace import Trace
 from agentcade.device.robots import DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
-from agentcade.testing.child import child_voice
-from agentcade.testing.room import Room, RoomError, parse_room
+from agentcade.sim.child import child_voice
+from agentcade.sim.room import Room, RoomError, parse_room
 from agentcade.voice.asr import Recognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import SCRIPTED, VoiceSettings, load_voice_settings

@@ -16,7 +16,7 @@ Kinds:
 * :class:`SdkRobot`: the real robot through ``watcherobot`` (Daemon desktop socket or the
   Application environment). The SDK is blocking and thread-based (robot-sdk.md §6), so
   every call runs in a worker thread, one at a time.
-* ``SimRobot`` (:mod:`agentcade.testing.sim`): an ``SdkRobot`` connected over a real socket
+* ``SimRobot`` (:mod:`agentcade.sim`): an ``SdkRobot`` connected over a real socket
   to a simulated device; ``--robot sim`` is wired above this layer
   (:func:`agentcade.wiring.robot.open_robot`), so the device layer never imports the
   simulator.

@@ -53,11 +53,11 @@ from typing import Any
 import trio
 
 from agentcade.core.trace import Trace
-from agentcade.testing.child import child_voice
+from agentcade.sim import SimDevice, WallClock, open_sim_robot
+from agentcade.sim.child import child_voice
+from agentcade.sim.process import open_sim_process_robot
+from agentcade.sim.room import parse_room
 from agentcade.testing.load import cpu_load
-from agentcade.testing.room import parse_room
-from agentcade.testing.sim import SimDevice, WallClock, open_sim_robot
-from agentcade.testing.sim_process import open_sim_process_robot
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import Listener
 from agentcade.voice.pcm import leading_silence

@@ -584,7 +584,7 @@ async def test_a_keepalive_closed_error_from_the_sdk_is_a_device_error() -> None
 @pytest.mark.parametrize("how", ["dropped", "stalled"])
 async def test_close_takes_under_3_s_when_the_robot_vanished(how: str) -> None:
     """Measured before: 10 s (the SDK's display clean-up waits out two command timeouts)."""
-    from agentcade.device.robots import CLOSE_BUDGET
+    from agentcade.device.sdk_robot import CLOSE_BUDGET
 
     device = SimDevice()
     async with open_sim_robot(device=device, command_timeout=5.0, out=io.StringIO()) as robot:
@@ -601,7 +601,7 @@ async def test_close_takes_under_3_s_when_the_robot_vanished(how: str) -> None:
 
 
 async def test_leaving_while_reconnecting_is_quick_and_leaks_no_session(daemon) -> None:
-    from agentcade.device.robots import CLOSE_BUDGET
+    from agentcade.device.sdk_robot import CLOSE_BUDGET
     from agentcade.wiring.robot import open_robot
 
     async with open_robot(daemon.url, notice=None, out=io.StringIO()) as robot:

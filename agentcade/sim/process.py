@@ -38,7 +38,7 @@ import trio
 
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.daemon import ask_daemon
-from agentcade.device.robots import SdkRobot, watched
+from agentcade.device.sdk_robot import SdkRobot, watched
 from agentcade.sim.room import Room
 
 __all__ = ["SimProcess", "SimProcessRobot", "open_sim_process_robot"]

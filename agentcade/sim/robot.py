@@ -19,7 +19,7 @@ import trio
 
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.daemon import ask_daemon
-from agentcade.device.robots import SdkRobot, watched
+from agentcade.device.sdk_robot import SdkRobot, watched
 from agentcade.sim.device import SimDevice
 
 __all__ = ["SimRobot", "WallClock", "open_sim_robot"]

@@ -21,8 +21,8 @@ from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
 from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.core.host_settings import Budgets
 from agentcade.core.protocol import GameInput, GameReply
-from agentcade.core.settings import Budgets
 from agentcade.device.robots import ConsoleRobot, Robot
 from agentcade.game.loader import builtin_games_dir
 from agentcade.llm import ChatModel, OpenAIChatModel

@@ -49,7 +49,8 @@ from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace
 from agentcade.core.errors import VoiceError
-from agentcade.core.settings import SettingsError, load_outputs
+from agentcade.core.host_settings import load_outputs
+from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
 from agentcade.device.robots import APP_ENV, DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
 from agentcade.sim.child import child_voice

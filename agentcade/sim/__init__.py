@@ -16,14 +16,14 @@ One concept a module:
 * :mod:`~agentcade.sim.robot`: ``open_sim_robot`` (a ``SimRobot``: the real SDK robot
   connected to a device in this process) and ``WallClock``;
 * :mod:`~agentcade.sim.process`: ``open_sim_process_robot``, the device in a process of its
-  own, whose clock never waits for a busy host.
+  own, whose clock never waits for a busy host (not imported here: the child process is
+  ``python -m agentcade.sim.process``).
 
 The public test kit (a fake model server, the Daemon harness, ...) is
 :mod:`agentcade.testing`; the product's wiring imports this package, never that one.
 """
 
 from agentcade.sim.device import SimDevice as SimDevice
-from agentcade.sim.process import open_sim_process_robot as open_sim_process_robot
 from agentcade.sim.robot import (
     SimRobot as SimRobot,
     WallClock as WallClock,
@@ -36,7 +36,6 @@ __all__ = [
     "SimDevice",
     "SimRobot",
     "WallClock",
-    "open_sim_process_robot",
     "open_sim_robot",
     "parse_room",
 ]

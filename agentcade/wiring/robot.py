@@ -15,7 +15,8 @@ from typing import TextIO
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device import robots
 from agentcade.device.robots import Robot
-from agentcade.sim import Room, SimDevice, open_sim_process_robot, open_sim_robot
+from agentcade.sim import Room, SimDevice, open_sim_robot
+from agentcade.sim.process import open_sim_process_robot
 
 __all__ = ["open_robot"]
 

@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from agentcade.core.danger import DANGER_ANSWERS
-from agentcade.core.settings import Budgets
+from agentcade.core.host_settings import Budgets
 from agentcade.core.skill import Skill
 from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir

@@ -18,8 +18,8 @@ import pytest
 import trio
 import trio.testing
 
+from agentcade.core.host_settings import Budgets
 from agentcade.core.protocol import GameInput, GameReply
-from agentcade.core.settings import Budgets
 from agentcade.device.robots import ConsoleRobot
 from agentcade.game.client import GameInfo, ReplyStream
 from agentcade.main.conversation import (

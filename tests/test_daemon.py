@@ -24,10 +24,10 @@ import trio
 
 from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.core.judge import spell_number
-from agentcade.testing.child import child_voice
+from agentcade.sim import SimDevice
+from agentcade.sim.child import child_voice
 from agentcade.testing.daemon import DaemonHarness, open_daemon_harness
 from agentcade.testing.netns import NotPrivate, PrivateNetwork
-from agentcade.testing.sim import SimDevice
 from tests.needs import need_private_network, need_speech_models
 from tests.processes import offline_env
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import trio
 
+from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.testing import recording_trace
 from agentcade.testing.ear import Ear, EarMissing, heard_share
-from agentcade.testing.sim import SimDevice, open_sim_robot
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer, NeuralSynthesizer, Synthesizer
 from tests.needs import need_module, need_program

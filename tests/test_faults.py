@@ -15,14 +15,10 @@ import pytest
 import trio
 import trio.testing
 
+from agentcade.core.dotenv import read_dotenv
+from agentcade.core.host_settings import Budgets
 from agentcade.core.protocol import GameReply
-from agentcade.core.settings import (
-    Budgets,
-    LLMSettings,
-    SettingsError,
-    load_settings_spec,
-    read_dotenv,
-)
+from agentcade.core.settings import LLMSettings, SettingsError, load_settings_spec
 from agentcade.core.speech import MAX_INPUT
 from agentcade.device.robots import ConsoleRobot
 from agentcade.game import worker

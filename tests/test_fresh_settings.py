@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcade.core.settings import write_dotenv
+from agentcade.core.dotenv import write_dotenv
 from agentcade.core.trace import Trace
 from agentcade.game.loader import load_game
 from agentcade.wiring.games import _FreshSettings

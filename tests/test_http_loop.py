@@ -15,7 +15,7 @@ import trio.testing
 
 from agentcade.a2a.server import A2AServer
 from agentcade.core.trace import Trace
-from agentcade.testing import SimDevice
+from agentcade.sim import SimDevice
 from agentcade.web import Pages
 from tests.a2a_peers import EchoHandler, echo_card
 from tests.test_web_server import pages  # noqa: F401  (the pages, served on 127.0.0.1:0)

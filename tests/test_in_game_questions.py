@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from agentcade.core.claims import claims_progress
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame, load_game
-from agentcade.game.skill_agent import claims_progress
 from agentcade.judge import asks_verdict, rules_question, small_talk
 from agentcade.testing.fake_openai import FakeOpenAI, Reply
 from tests.game_helpers import GAMES_DIR, Hosts, ask, calls, game_module

@@ -211,6 +211,31 @@ def test_a_game_importing_an_internal_module_fails(tree_copy: Path) -> None:
     assert "agentcade.game.turn is not public game API" in problems[0]
 
 
+def test_no_layer_but_the_test_kit_itself_imports_the_test_kit() -> None:
+    # The product (the wiring, the commands, main, voice, device, the simulated robot)
+    # never imports agentcade.testing: --robot sim is agentcade.sim.
+    assert [layer for layer, _, may in LAYERS if "testing" in may] == ["testing"]
+
+
+def test_the_wiring_and_the_commands_may_import_the_simulated_robot() -> None:
+    allowed = {layer: may for layer, _, may in LAYERS}
+    assert layer_of("agentcade.sim.device") == "sim"
+    assert "sim" in allowed["wiring"]
+    assert "sim" in allowed["app"]
+    assert "sim" not in allowed["device"]
+    assert "sim" not in allowed["voice"]
+
+
+def test_a_planted_wiring_import_of_the_test_kit_fails(tree_copy: Path) -> None:
+    robot = tree_copy / "agentcade" / "wiring" / "robot.py"
+    robot.write_text(
+        robot.read_text(encoding="utf-8") + "\nfrom agentcade.testing.load import cpu_load\n", encoding="utf-8"
+    )
+    problems = layering_violations(tree_copy)
+    assert len(problems) == 1
+    assert "agentcade.wiring.robot (wiring) imports agentcade.testing.load (testing)" in problems[0]
+
+
 def test_the_layer_table_names_every_layer_it_allows() -> None:
     names = [layer for layer, _, _ in LAYERS]
     assert len(names) == len(set(names))

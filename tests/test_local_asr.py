@@ -14,7 +14,7 @@ import trio
 
 from agentcade.core.judge import parse_number
 from agentcade.core.skill import Skill
-from agentcade.testing.child import child_voice
+from agentcade.sim.child import child_voice
 from agentcade.voice.listener import Listener
 from agentcade.voice.local_asr import LocalRecognizer, asked, build_prompt, prompt_echo
 from agentcade.voice.tts import Synthesizer

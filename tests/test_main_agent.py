@@ -21,8 +21,8 @@ from agentcade.a2a.card import build_card
 from agentcade.a2a.client import A2AClient
 from agentcade.a2a.server import serve_a2a
 from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.core.host_settings import Budgets
 from agentcade.core.protocol import GameInput, GameReply
-from agentcade.core.settings import Budgets
 from agentcade.device.robots import ConsoleRobot, Robot
 from agentcade.game.loader import builtin_games_dir
 from agentcade.llm import ChatModel, OpenAIChatModel
@@ -38,8 +38,8 @@ from agentcade.main.agent import (
     OfflineMainModel,
 )
 from agentcade.main.registry import GameRegistry
+from agentcade.sim import open_sim_robot
 from agentcade.testing.fake_openai import FakeOpenAI, Reply, serve_fake_openai
-from agentcade.testing.sim import open_sim_robot
 from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.remote import open_remote_game

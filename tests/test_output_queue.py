@@ -19,7 +19,7 @@ from agentcade.core.vector import Stroke, encode_vector
 from agentcade.device.proxy import RobotProxy
 from agentcade.device.robots import ConsoleRobot, DeviceError
 from agentcade.main.output import JOB_WAIT_LIMIT, OutputQueue, reset_directives
-from agentcade.testing.sim import open_sim_robot
+from agentcade.sim import open_sim_robot
 from agentcade.testing.timed_robot import Game, TimedRobot, d, recording_trace
 
 STAR = encode_vector(

@@ -76,7 +76,7 @@ import trio  # noqa: E402
 
 from agentcade.cli import main  # noqa: E402
 from agentcade.commands.play import BAD_ROBOT, ROBOT_UNAVAILABLE  # noqa: E402
-from agentcade.testing.sim import SimDevice  # noqa: E402
+from agentcade.sim import SimDevice  # noqa: E402
 
 
 @pytest.fixture

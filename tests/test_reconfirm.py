@@ -24,8 +24,8 @@ import trio
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.server import A2AServer
+from agentcade.core.host_settings import Budgets
 from agentcade.core.protocol import Directive, GameInput, GameReply
-from agentcade.core.settings import Budgets
 from agentcade.device.robots import ConsoleRobot
 from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.testing.timed_robot import Records, recording_trace

@@ -26,8 +26,8 @@ import trio.testing
 from agentcade.a2a.card import build_card
 from agentcade.a2a.client import message_id
 from agentcade.a2a.server import serve_a2a
+from agentcade.core.host_settings import Budgets
 from agentcade.core.protocol import GameInput, GameReply
-from agentcade.core.settings import Budgets
 from agentcade.core.trace import current_request_id, request_scope
 from agentcade.device.robots import ConsoleRobot
 from agentcade.main.agent import (

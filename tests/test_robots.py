@@ -1,7 +1,7 @@
 """Robots: the console robot, and the simulated device driven through the REAL SDK.
 
 The sim tests connect ``watcherobot.desktop_session.DesktopRobotSession`` +
-``watcherobot.robot.WatcheRobot`` to :class:`~agentcade.testing.sim.SimDevice` over a
+``watcherobot.robot.WatcheRobot`` to :class:`~agentcade.sim.SimDevice` over a
 loopback socket, so they run in real time (the SDK has its own threads and asyncio loop).
 """
 
@@ -19,15 +19,9 @@ from agentcade.core.allowlist import ALLOWED_CALLS, FRONT_PAN, FRONT_TILT
 from agentcade.core.protocol import Directive
 from agentcade.core.vector import Stroke, decode_vector, encode_vector
 from agentcade.device.robots import ConsoleRobot, DeviceError, SdkRobot
-from agentcade.testing.sim import (
-    SIM_ANIMATIONS,
-    SIM_CAPABILITIES,
-    SimDevice,
-    SimState,
-    SimTimings,
-    ascii_raster,
-    open_sim_robot,
-)
+from agentcade.sim import SimDevice, open_sim_robot
+from agentcade.sim.screen import ascii_raster
+from agentcade.sim.state import SIM_ANIMATIONS, SIM_CAPABILITIES, SimState, SimTimings
 from agentcade.testing.timed_robot import d, recording_trace
 
 # robot-sdk.md §2's worked example: a horizontal bar and a bent stroke.
@@ -590,7 +584,7 @@ async def test_a_keepalive_closed_error_from_the_sdk_is_a_device_error() -> None
 @pytest.mark.parametrize("how", ["dropped", "stalled"])
 async def test_close_takes_under_3_s_when_the_robot_vanished(how: str) -> None:
     """Measured before: 10 s (the SDK's display clean-up waits out two command timeouts)."""
-    from agentcade.device.robots import CLOSE_BUDGET
+    from agentcade.device.sdk_robot import CLOSE_BUDGET
 
     device = SimDevice()
     async with open_sim_robot(device=device, command_timeout=5.0, out=io.StringIO()) as robot:
@@ -607,7 +601,7 @@ async def test_close_takes_under_3_s_when_the_robot_vanished(how: str) -> None:
 
 
 async def test_leaving_while_reconnecting_is_quick_and_leaks_no_session(daemon) -> None:
-    from agentcade.device.robots import CLOSE_BUDGET
+    from agentcade.device.sdk_robot import CLOSE_BUDGET
     from agentcade.wiring.robot import open_robot
 
     async with open_robot(daemon.url, notice=None, out=io.StringIO()) as robot:

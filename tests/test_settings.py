@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agentcade.core.dotenv import read_dotenv
+from agentcade.core.host_settings import load_outputs
 from agentcade.core.settings import (
     LLM_KEYS,
     SETTINGS_YAML_HEADER,
@@ -15,9 +17,7 @@ from agentcade.core.settings import (
     SettingsError,
     SettingSpec,
     load_game_settings,
-    load_outputs,
     load_settings_spec,
-    read_dotenv,
     render_env_example,
     resolve_values,
     user_config_dir,

@@ -9,7 +9,7 @@ import struct
 import trio
 
 from agentcade.device.audio import RobotAudio
-from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.voice.pcm import rms
 
 

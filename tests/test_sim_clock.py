@@ -18,9 +18,9 @@ import trio
 
 from agentcade.core.trace import Trace
 from agentcade.device.audio import RobotAudio
-from agentcade.testing.sim import SimDevice, open_sim_robot
-from agentcade.testing.sim_audio import MIC_FRAME_SECONDS
-from agentcade.testing.sim_process import open_sim_process_robot
+from agentcade.sim import SimDevice, open_sim_robot
+from agentcade.sim.audio import MIC_FRAME_SECONDS
+from agentcade.sim.process import open_sim_process_robot
 from agentcade.voice.pcm import rms
 
 STALL_S = 0.5

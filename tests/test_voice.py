@@ -22,8 +22,8 @@ from trio.testing import wait_all_tasks_blocked
 
 from agentcade.core.errors import VoiceError
 from agentcade.core.settings import SettingsError
+from agentcade.sim.room import RoomMixer, parse_room
 from agentcade.testing.fake_openai import FakeOpenAI
-from agentcade.testing.room import RoomMixer, parse_room
 from agentcade.voice.asr import OpenAIRecognizer, SdkRecognizer, make_recognizer
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings, load_voice_settings

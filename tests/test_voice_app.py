@@ -18,7 +18,7 @@ from pathlib import Path
 import trio
 from trio_websocket import WebSocketConnection, WebSocketRequest, serve_websocket
 
-from agentcade.testing.sim import SimDevice
+from agentcade.sim import SimDevice
 
 ROOT = Path(__file__).resolve().parent.parent
 

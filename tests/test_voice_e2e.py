@@ -30,8 +30,8 @@ from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir, load_game
 from agentcade.main.agent import MainAgent, OfflineMainModel
 from agentcade.main.router import greeting
-from agentcade.testing.room import parse_room
-from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.sim import SimDevice, open_sim_robot
+from agentcade.sim.room import parse_room
 from agentcade.testing.timed_robot import Records, recording_trace
 from agentcade.voice.config import BargeIn
 from agentcade.voice.echo import EchoCanceller

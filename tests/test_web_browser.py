@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import trio
 
-from agentcade.core.settings import read_dotenv
+from agentcade.core.dotenv import read_dotenv
 from agentcade.testing.process import AgentcadeProcess
 from tests.browser import in_browser, shoot
 from tests.processes import offline_env

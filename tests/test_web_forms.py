@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from agentcade.core.dotenv import read_dotenv, write_dotenv
 from agentcade.core.settings import (
     LLM_SPECS,
     AgentSettings,
     LLMSettings,
     SettingsError,
     SettingSpec,
-    read_dotenv,
-    write_dotenv,
 )
 from agentcade.web.forms import check_submission, field_kind, section
 from agentcade.web.pages import settings_page

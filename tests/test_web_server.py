@@ -17,7 +17,7 @@ import trio.testing
 from trio_websocket import HandshakeError, open_websocket_url, wrap_client_stream
 
 from agentcade.a2a.server import serve_a2a
-from agentcade.core.settings import read_dotenv
+from agentcade.core.dotenv import read_dotenv
 from agentcade.core.trace import Trace, request_scope
 from agentcade.testing.fake_openai import FakeOpenAI, Reply
 from agentcade.web import Pages, serve_pages
@@ -298,7 +298,8 @@ async def test_a_live_socket_from_another_origin_is_refused(pages: tuple[Pages, 
 async def test_a_game_reads_saved_settings_at_its_next_session_without_a_restart(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentcade.core.settings import user_config_dir, write_dotenv
+    from agentcade.core.dotenv import write_dotenv
+    from agentcade.core.settings import user_config_dir
     from agentcade.wiring.games import open_local_game
 
     monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path / "home"))

@@ -10,18 +10,17 @@ body limits, the error answers to malformed requests); this module is its route 
 2. JSON-RPC errors are ``200 application/json`` bodies (``jsonrpc.py``), as the SDK does;
    a body declared as something else than JSON is ``ContentTypeNotSupportedError``.
 
-The card carries an ETag, ``Last-Modified`` (when it last changed) and
-``Cache-Control: max-age`` (A2A §8.6: SHOULD), and answers conditional GETs with 304.
-
-A SendMessage / SendStreamingMessage request is one task (``tasks.py``). Its handler runs
-in a cancel scope owned by the request: a CancelTask, a client that goes away (EOF or a
-failed write, watched while the task runs) or server shutdown cancels it. A unary
-SendMessage with ``returnImmediately`` is answered with the SUBMITTED task at once; the
-task then runs in the server's task nursery (``serve_a2a``), owned by no connection, until
-it ends, a CancelTask or shutdown. ``SubscribeToTask`` streams a running task's remaining
-events (first a Task snapshot) without owning it; ``ListTasks`` pages over the store. The handler's
-replies pass through a zero-buffer channel to the writer, so a slow client slows the game
-instead of growing a queue; a client that stops reading for ``write_timeout`` is dropped.
+The card is cached by its ETag and ``Last-Modified`` (``card_cache.py``). A SendMessage /
+SendStreamingMessage request is one task (``tasks.py``), played by a ``TaskRun``
+(``task_run.py``). Its handler runs in a cancel scope owned by the request: a CancelTask, a
+client that goes away (EOF or a failed write, watched while the task runs) or server
+shutdown cancels it. A unary SendMessage with ``returnImmediately`` is answered with the
+SUBMITTED task at once; the task then runs in the server's task nursery (``serve_a2a``),
+owned by no connection, until it ends, a CancelTask or shutdown. ``SubscribeToTask`` streams
+a running task's remaining events (first a Task snapshot) without owning it; ``ListTasks``
+pages over the store. The handler's replies pass through a zero-buffer channel to the
+writer, so a slow client slows the game instead of growing a queue; a client that stops
+reading for ``write_timeout`` is dropped.
 
 Errors never leave a connection task: the one ``except Exception`` per request turns a
 bug into a JSON-RPC InternalError (or a FAILED task) and the connection is closed; other
@@ -32,8 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import email.utils
-import hashlib
 import json
 import logging
 import uuid
@@ -64,6 +61,13 @@ from a2a.utils.errors import (
 from google.protobuf.json_format import MessageToDict
 
 from agentcade.a2a import wire
+from agentcade.a2a.card_cache import (
+    CARD_MAX_AGE,
+    card_etag,
+    etag_hits,
+    http_date,
+    not_modified_since,
+)
 from agentcade.a2a.handler import GameHandler, SessionAware
 from agentcade.a2a.jsonrpc import (
     RpcCall,
@@ -75,9 +79,9 @@ from agentcade.a2a.jsonrpc import (
     parse_call,
 )
 from agentcade.a2a.sse import encode_data, encode_ping
+from agentcade.a2a.task_run import FAILED_TEXT, TaskRun
 from agentcade.a2a.tasks import BadPageToken, TaskRecord, TaskStore
-from agentcade.core.protocol import GameInput, GameReply, ProtocolError
-from agentcade.core.trace import request_scope
+from agentcade.core.protocol import ProtocolError
 from agentcade.net.server import Exchange, HttpLimits, HttpServer, PeerGone, Request, error_body
 
 __all__ = ["CARD_PATH", "FAILED_TEXT", "A2AServer", "ServerLimits", "serve_a2a"]
@@ -85,17 +89,9 @@ __all__ = ["CARD_PATH", "FAILED_TEXT", "A2AServer", "ServerLimits", "serve_a2a"]
 log = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
-FAILED_TEXT = "游戏出了点问题，这一句没能处理好。"
-"""Speakable text of a FAILED task (the exception itself is logged, never sent)."""
 
 _SERVER_HEADER = (b"server", b"agentcade")
 _METHOD_NOT_ALLOWED = error_body("method not allowed")
-
-CARD_MAX_AGE = 300
-"""Seconds a client may reuse the agent card without asking again (``Cache-Control``).
-A card changes only when the game is redeployed; 5 minutes bounds how long a main agent
-keeps a stale one, and the ETag makes the re-check cheap."""
-
 
 @dataclass(frozen=True, slots=True)
 class ServerLimits(HttpLimits):
@@ -114,19 +110,6 @@ class ServerLimits(HttpLimits):
     """While a task runs, read ahead at most this much of the next (pipelined) request."""
     card_max_age: int = CARD_MAX_AGE
     """``Cache-Control: max-age`` of the agent card."""
-
-
-def _card_etag(card: dict[str, Any]) -> str:
-    unsigned = {k: v for k, v in card.items() if k != "signatures"}
-    body = json.dumps(unsigned, sort_keys=True, separators=(",", ":"))
-    return f'W/"{hashlib.sha256(body.encode()).hexdigest()}"'
-
-
-def _etag_hits(header: str, etag: str) -> bool:
-    candidates = [c.strip() for c in header.split(",")]
-    return "*" in candidates or any(
-        c.removeprefix("W/") == etag.removeprefix("W/") for c in candidates
-    )
 
 
 def _is_json_content_type(value: str | None) -> bool:
@@ -148,106 +131,6 @@ def _request_id(body: bytes) -> RpcId:
             if isinstance(rid, str | int) and not isinstance(rid, bool):
                 return rid
     return None
-
-
-def _http_date(moment: dt.datetime) -> str:
-    return email.utils.format_datetime(moment.astimezone(dt.UTC), usegmt=True)
-
-
-def _not_modified_since(header: str, last_modified: dt.datetime) -> bool:
-    try:
-        since = email.utils.parsedate_to_datetime(header)
-    except (TypeError, ValueError):
-        return False
-    if since.tzinfo is None:
-        return False
-    return last_modified.replace(microsecond=0) <= since
-
-
-class _Run:
-    """One task being played: the handler call, its replies and its terminal event."""
-
-    def __init__(
-        self,
-        handler: GameHandler,
-        store: TaskStore,
-        record: TaskRecord,
-        game_input: GameInput,
-        request_id: str | None = None,
-    ) -> None:
-        self.handler = handler
-        self.store = store
-        self.record = record
-        self.game_input = game_input
-        self.request_id = request_id
-        """The sender's ``messageId``: the game's trace records carry it (our client puts
-        the main agent's request id in it, ``agentcade.a2a.client.message_id``)."""
-        self.saw_final = False
-        self.final_event: dict[str, Any] | None = None
-        """The terminal event once the handler gave its final reply; None once sent."""
-
-    def _message(self, reply: GameReply) -> dict[str, Any]:
-        if reply.protocol != self.game_input.protocol:
-            reply = reply.model_copy(update={"protocol": self.game_input.protocol})
-        return wire.agent_message(self.record.context_id, self.record.id, wire.reply_parts(reply))
-
-    async def execute(self, out: trio.MemorySendChannel[dict[str, Any]]) -> None:
-        """Run the handler; send every StreamResponse to ``out``; always finish the task."""
-        record = self.record
-
-        async def emit(reply: GameReply, *, final: bool) -> None:
-            if self.saw_final:
-                raise ProtocolError("a reply after the final reply of the request")
-            message = self._message(reply)
-            if final:
-                self.saw_final = True
-                event = record.set_status(wire.COMPLETED, message)
-                self.store.finish(record)
-                self.final_event = event
-            else:
-                event = record.set_status(wire.WORKING, message)
-            # A gone writer is fine: the record still has the reply.
-            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await out.send(event)
-            if final:
-                self.final_event = None  # delivered
-
-        async with out:
-            terminal: dict[str, Any] | None = None
-            try:
-                with request_scope(self.request_id), trio.CancelScope() as scope:
-                    record.scope = scope
-                    if record.cancel_requested:
-                        scope.cancel()
-                    await self.handler.handle(record.context_id, self.game_input, emit)
-                if not self.saw_final:
-                    if scope.cancelled_caught:
-                        terminal = record.set_status(wire.CANCELED, None)
-                    else:
-                        log.warning("task %s: handler returned without a final reply", record.id)
-                        terminal = record.set_status(wire.FAILED, self._failed_message())
-            except Exception:  # the request boundary: a game bug fails this task only
-                if not self.saw_final:
-                    log.exception("task %s: the game handler raised", record.id)
-                    terminal = record.set_status(wire.FAILED, self._failed_message())
-                else:
-                    log.exception(
-                        "task %s: the game handler raised after its final reply", record.id
-                    )
-            finally:
-                if not record.finished:  # cancelled from outside (shutdown)
-                    record.set_status(wire.CANCELED, None)
-                if not record.done.is_set():
-                    self.store.finish(record)
-            # A cancel landing while the final reply was being sent must not lose it: the
-            # stream still ends with its terminal event.
-            terminal = terminal or self.final_event
-            if terminal is not None:
-                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                    await out.send(terminal)
-
-    def _failed_message(self) -> dict[str, Any]:
-        return self._message(GameReply(text=FAILED_TEXT))
 
 
 class A2AServer:
@@ -277,7 +160,7 @@ class A2AServer:
 
     def set_card(self, card: dict[str, Any]) -> None:
         """Replace the served card (and the JSON-RPC path taken from it)."""
-        etag = _card_etag(card)
+        etag = card_etag(card)
         if etag != getattr(self, "_card_etag", None):
             self._card_modified = dt.datetime.now(dt.UTC)
         self.card = card
@@ -318,15 +201,15 @@ class A2AServer:
     async def _send_card(self, http: Exchange, request: Request) -> None:
         validators = [
             (b"etag", self._card_etag.encode()),
-            (b"last-modified", _http_date(self._card_modified).encode()),
+            (b"last-modified", http_date(self._card_modified).encode()),
             (b"cache-control", f"public, max-age={self.limits.card_max_age}".encode()),
         ]
         if_none_match = request.header(b"if-none-match")
         if_modified_since = request.header(b"if-modified-since")
         if if_none_match is not None:  # RFC 9110 §13.1.3: the ETag wins when both are sent
-            fresh = _etag_hits(if_none_match, self._card_etag)
+            fresh = etag_hits(if_none_match, self._card_etag)
         else:
-            fresh = bool(if_modified_since) and _not_modified_since(
+            fresh = bool(if_modified_since) and not_modified_since(
                 if_modified_since or "", self._card_modified
             )
         if fresh:
@@ -402,7 +285,7 @@ class A2AServer:
             raise PeerGone from None
         await http.respond(200, encode_result(call.id, result))
 
-    def _start(self, call: RpcCall) -> _Run:
+    def _start(self, call: RpcCall) -> TaskRun:
         """Decode a send request into a registered task (errors before any byte is sent)."""
         params = call.params
         assert isinstance(params, SendMessageRequest)
@@ -448,7 +331,7 @@ class A2AServer:
             user_message["parts"] = raw_parts  # keep the sender's numbers as sent
         record = TaskRecord(id=task_id, context_id=context_id, history=[user_message])
         self.tasks.add(record)
-        return _Run(self.handler, self.tasks, record, game_input, message.message_id or None)
+        return TaskRun(self.handler, self.tasks, record, game_input, message.message_id or None)
 
     def _get_task(self, request_id: RpcId, params: GetTaskRequest) -> dict[str, Any]:
         record = self.tasks.get(params.id)
@@ -550,7 +433,7 @@ class A2AServer:
         await record.done.wait()
         return record.to_dict()
 
-    async def _blocking(self, http: Exchange, call: RpcCall, run: _Run) -> None:
+    async def _blocking(self, http: Exchange, call: RpcCall, run: TaskRun) -> None:
         params = call.params
         assert isinstance(params, SendMessageRequest)
         if params.configuration.return_immediately:
@@ -574,7 +457,7 @@ class A2AServer:
             raise PeerGone
         await http.respond(200, encode_result(call.id, {"task": run.record.to_dict(length)}))
 
-    async def _return_immediately(self, http: Exchange, request_id: RpcId, run: _Run) -> None:
+    async def _return_immediately(self, http: Exchange, request_id: RpcId, run: TaskRun) -> None:
         """``returnImmediately``: answer with the SUBMITTED task, then let it run unowned."""
         snapshot = run.record.to_dict()
         send, receive = trio.open_memory_channel[dict[str, Any]](0)
@@ -588,7 +471,7 @@ class A2AServer:
         finally:
             await run.execute(send)  # no task nursery: run on in this connection
 
-    async def _stream(self, http: Exchange, request_id: RpcId, run: _Run) -> None:
+    async def _stream(self, http: Exchange, request_id: RpcId, run: TaskRun) -> None:
         headers = _SSE_HEADERS
         record = run.record
         # The SDK's first event: SUBMITTED (no timestamp) with the user message.

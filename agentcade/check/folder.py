@@ -245,7 +245,8 @@ def _check_env_example(result: CheckResult, folder: Path) -> None:
     """``.env.example`` is what ``agentcade env-example`` writes from settings.yaml now:
     whoever runs the game copies it to ``.env``, so a missing key there is a setting
     nobody knows to fill in."""
-    from agentcade.core.settings import SettingsError, env_example, read_dotenv
+    from agentcade.core.dotenv import read_dotenv
+    from agentcade.core.settings import SettingsError, env_example
 
     fix = f"run: agentcade env-example {folder}"
     try:

@@ -45,12 +45,13 @@ import yaml
 
 from agentcade.a2a.card import endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
+from agentcade.core.claims import has_verdict
 from agentcade.core.errors import InputError
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.trace import Trace
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame
-from agentcade.game.skill_agent import SkillAgent, has_verdict
+from agentcade.game.skill_agent import SkillAgent
 
 __all__ = [
     "SCENARIO_FILE",

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agentcade.core.errors import TraceFileError
-from agentcade.core.settings import load_outputs
+from agentcade.core.host_settings import load_outputs
 from agentcade.core.trace import JsonLinesSink, Sink, Trace
 
 

@@ -32,8 +32,9 @@ import trio
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.core import guard
 from agentcade.core.errors import PeerError
+from agentcade.core.host_settings import load_budgets
 from agentcade.core.protocol import DEFAULT_START, GameInput, GameReply
-from agentcade.core.settings import SettingsError, load_budgets
+from agentcade.core.settings import SettingsError
 from agentcade.core.speech import clip_input
 from agentcade.core.trace import Trace
 from agentcade.game.client import GameClient

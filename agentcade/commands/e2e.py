@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import trio
 
-from agentcade.commands.run import SIM_ECHO, VoiceServices
+from agentcade.commands.run import SIM_ECHO
 from agentcade.core.errors import DeviceError, VoiceError
 from agentcade.core.judge import spell_number
 from agentcade.core.settings import SettingsError
@@ -45,8 +45,8 @@ from agentcade.device.robots import DEFAULT_DESKTOP_URL, SdkRobot
 from agentcade.game.client import InProcessGameClient
 from agentcade.game.skill_agent import SkillAgent
 from agentcade.main.agent import MainAgent
-from agentcade.testing.child import child_voice
-from agentcade.testing.room import RoomError, parse_room
+from agentcade.sim.child import child_voice
+from agentcade.sim.room import RoomError, parse_room
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.config import SCRIPTED, load_voice_settings
 from agentcade.voice.pcm import resample
@@ -56,6 +56,7 @@ from agentcade.voice.tts import Synthesizer
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.robot import open_robot
 from agentcade.wiring.voice import SCENARIO_SILENCE_BYTES, VoiceLoop, running
+from agentcade.wiring.voice_services import VoiceServices
 
 SEED = 3
 """The games draw from Python's shared random generator: seeded, every run says the same lines.

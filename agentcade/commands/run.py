@@ -1,21 +1,24 @@
 """``agentcade run``: the family talks to the robot — microphone, ASR, main agent, games, TTS.
 
 The same main agent, games and output queue as ``play`` (``wiring.pipeline``), with voice
-in and out (``wiring.voice.VoiceLoop``): the robot greets, names each game, listens on its
-microphone (deaf while it speaks), recognises with the configured ASR and says every reply
-with the configured TTS, sentence by sentence. A touch on its back while it speaks stops
-the sound and cancels the turn.
+in and out (``wiring.voice.VoiceLoop``; the recogniser and the voice are
+``wiring.voice_services.VoiceServices``): the robot greets, names each game, listens on its
+microphone, recognises with the configured ASR and says every reply with the configured
+TTS, sentence by sentence. Speaking while it speaks (``BARGE_IN=voice``, the default) or a
+touch on its back stops the sound and cancels the turn.
 
 Robots: ``--robot app`` (the WatcheRobot Application environment, the default when
 ``WATCHER_APP_*`` is set; the shutdown file ends it within 3 s, the desktop's microphone
 toggle is honoured), ``--robot ws://HOST:PORT`` (next to the Daemon; default
 ``ws://127.0.0.1:8765``) or ``--robot sim`` (the simulated robot on this machine).
 ``--say-file FILE`` (with ``--robot sim``) plays a scenario: each non-empty line (``#``
-starts a comment) is spoken by espeak-ng into the simulated microphone when the robot
-listens; without ``ASR_PROVIDER`` the scenario's lines are recognised by script (there is
-no offline Chinese ASR), after a check that the audio heard fits the line. ``--room SPEC``
-(with ``--robot sim``) puts the simulated microphone in a family room
-(:mod:`agentcade.testing.room`); ``--record DIR`` keeps every clip said and heard as WAV
+starts a comment) is spoken into the simulated microphone when the robot listens, in the
+simulated child's voice (:mod:`agentcade.sim.child`: the neural voice at a child's pitch,
+or espeak-ng with ``--room child=espeak``), and heard by the configured recogniser — the
+embedded offline one (Whisper base) without ``ASR_PROVIDER``; ``ASR_PROVIDER=scripted``
+takes the scenario's lines as heard, after a check that the audio fits the line.
+``--room SPEC`` (with ``--robot sim``) puts the simulated microphone in a family room
+(:mod:`agentcade.sim.room`); ``--record DIR`` keeps every clip said and heard as WAV
 (:mod:`agentcade.voice.record`). An Application gets no arguments: the settings
 ``AGENTCADE_TRACE_FILE`` and ``AGENTCADE_RECORD_DIR`` (environment or the user's ``.env``)
 stand for ``--trace-file`` and ``--record`` when those are not given.
@@ -26,10 +29,10 @@ valid settings are saved. Any voice setting saved on the page is taken up the sa
 once, without a restart.
 
 Exit codes: 0 done (scenario over, shutdown file, Ctrl-C is 130); 1 settings that do not
-validate, an unreadable scenario, espeak-ng missing, a ``--record`` folder that cannot be
-written; 2 no ASR configured and no pages to set it on (``--no-pages`` or the port taken;
-one line says what to set), a bad ``--room``, or options that do not go together; 3 the
-robot cannot be reached.
+validate, an unreadable scenario, a voice that cannot load (espeak-ng missing), a
+``--record`` folder that cannot be written; 2 no ASR configured and no pages to set it on
+(``--no-pages`` or the port taken; one line says what to set), a bad ``--room``, or options
+that do not go together; 3 the robot cannot be reached.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ import argparse
 import dataclasses
 import os
 import sys
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 import trio
@@ -47,28 +49,24 @@ from agentcade.commands._pages import add_pages_options, pages_from_args
 from agentcade.commands._trace import add_trace_options, trace_from_args
 from agentcade.commands.chat import ConsoleTrace
 from agentcade.core.errors import VoiceError
-from agentcade.core.settings import SettingsError, load_outputs
+from agentcade.core.host_settings import load_outputs
+from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
-from agentcade.device.robots import DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
-from agentcade.testing.child import child_voice
-from agentcade.testing.room import Room, RoomError, parse_room
-from agentcade.voice.asr import Recognizer, make_recognizer
-from agentcade.voice.bridge import AsyncioBridge
-from agentcade.voice.config import SCRIPTED, VoiceSettings, load_voice_settings
-from agentcade.voice.local_asr import LocalRecognizer
+from agentcade.device.robots import APP_ENV, DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
+from agentcade.sim.child import child_voice
+from agentcade.sim.room import Room, RoomError, parse_room
+from agentcade.voice.config import VoiceSettings, load_voice_settings
 from agentcade.voice.record import Recorder, open_record_dir
-from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
-from agentcade.voice.tts import Synthesizer, open_synthesizer
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.robot import open_robot
 from agentcade.wiring.voice import (
     MicGate,
     VoiceLoop,
     follow_desktop_microphone,
-    parse_over,
     say_into_microphone,
 )
+from agentcade.wiring.voice_services import VoiceServices
 
 SIM_ECHO = 0.3
 """How much of the simulated robot's own voice comes back into its microphone by default."""
@@ -78,7 +76,6 @@ UNREACHABLE = 3
 APP_GRACE = 1.0
 """Seconds the goodbye may take when the Daemon asks the Application to stop (3 s in all)."""
 SHUTDOWN_POLL = 0.1
-_APP_ENV = ("WATCHER_APP_DESKTOP_WS_URL", "WATCHER_APP_DEVICE_WS_URL")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -93,7 +90,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also offer this game (replaces one with the same id); may repeat")
     p.add_argument("--say-file", metavar="FILE",
                    help="with --robot sim: speak each line of FILE into the simulated microphone "
-                        "(espeak-ng), then stop")
+                        "(the simulated child's voice), then stop")
     p.add_argument("--room", metavar="SPEC",
                    help="with --robot sim: the simulated room, e.g. "
                         "noise=700,bursts=on,voice=0.25,echo=0.3 (fan noise RMS, television "
@@ -109,7 +106,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _default_robot() -> str:
-    return "app" if all(os.environ.get(v) for v in _APP_ENV) else DEFAULT_DESKTOP_URL
+    return "app" if all(os.environ.get(v) for v in APP_ENV) else DEFAULT_DESKTOP_URL
 
 
 def read_scenario(path: Path) -> list[str]:
@@ -182,10 +179,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn(line: str) -> None:
-    print(f"agentcade run: {line}", file=sys.stderr, flush=True)
-
-
 class _NoAsr(Exception):
     """No speech recognition, and no settings page to set it on."""
 
@@ -194,85 +187,6 @@ VOICE_KEYS = ("ASR_", "TTS_", "VAD_", "BARGE_IN")
 ASK_FOR_ASR = ("我现在还听不见大家说话。请在电脑上打开小懒的设置页面，在“语音”一栏填好语音识别，"
                "保存以后我马上就能听见了。")
 """Said once by the robot when it starts with no speech recognition set."""
-
-
-class VoiceServices:
-    """The recogniser and synthesiser the voice settings name, reopened when they change.
-
-    The embedded recogniser and the neural voice are loaded in worker threads, side by side,
-    before the robot is listened to. The recogniser is None (and :attr:`why_deaf` says why
-    in one line) when the embedded one cannot load here; ``ASR_PROVIDER=scripted`` (a
-    scenario on the simulated robot) takes the scenario's lines as what was heard. An SDK
-    provider gets an asyncio bridge; everything is closed by :meth:`aclose` or when replaced.
-    """
-
-    def __init__(self, lines: list[str] | None) -> None:
-        self._lines = lines
-        self._stack: AsyncExitStack | None = None
-        self.recognizer: Recognizer | None = None
-        self.synthesizer: Synthesizer | None = None
-        self.why_deaf: str | None = None
-
-    async def open(self, settings: VoiceSettings) -> None:
-        """Open what ``settings`` name, then close what was open before.
-
-        Raises:
-            VoiceError: a provider cannot be made (espeak-ng missing, an unknown one); what
-                was open before stays open.
-        """
-        stack = AsyncExitStack()
-        try:
-            sdk = {settings.asr.provider, settings.tts.provider} - {
-                "", "openai", "espeak", "neural", "local", SCRIPTED}
-            bridge: AsyncioBridge | None = None
-            if sdk:
-                bridge = AsyncioBridge()
-                stack.callback(bridge.close)
-            voices: list[Synthesizer] = []
-            ears: list[LocalRecognizer] = []
-            why: list[str] = []
-
-            async def load_voice() -> None:
-                voices.append(await open_synthesizer(settings.tts, bridge=bridge, warn=_warn))
-
-            async def load_ears() -> None:
-                try:
-                    ears.append(await LocalRecognizer.load())
-                except VoiceError as exc:
-                    why.append(f"离线语音识别用不了（{exc}）；可以设置 ASR_PROVIDER 用一个语音识别服务")
-
-            recognizer: Recognizer | None = None
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(load_voice)
-                if settings.asr.provider in ("", "local"):
-                    nursery.start_soon(load_ears)
-            (synthesizer,) = voices
-            stack.push_async_callback(synthesizer.aclose)
-            if settings.asr.provider == SCRIPTED:
-                if self._lines is None:
-                    raise VoiceError("ASR_PROVIDER=scripted 只能用在模拟的机器人上（--robot sim 加 --say-file）")
-                recognizer = ScriptedRecognizer(
-                    [parse_over(line)[1] for line in self._lines], vad=settings.vad
-                )
-            elif settings.asr.provider in ("", "local"):
-                recognizer = ears[0] if ears else None
-            else:
-                recognizer = make_recognizer(settings.asr, bridge=bridge)
-            if recognizer is not None:
-                stack.push_async_callback(recognizer.aclose)
-        except BaseException:
-            await stack.aclose()
-            raise
-        old, self._stack = self._stack, stack
-        self.recognizer, self.synthesizer = recognizer, synthesizer
-        self.why_deaf = why[0] if why else None
-        if old is not None:
-            await old.aclose()
-
-    async def aclose(self) -> None:
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.aclose()
 
 
 class _Changes:

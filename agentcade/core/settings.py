@@ -36,6 +36,10 @@ Secrets: ``LLMSettings.api_key`` is a ``SecretStr``, so ``repr``, ``str`` and
 ``model_dump_json`` show ``**********``; call ``get_secret_value()`` only where the key is
 sent.
 
+The ``.env`` reader and writer are :mod:`agentcade.core.dotenv`'s; the host's own
+``AGENTCADE_*`` settings (time budgets, trace and recording outputs) are
+:mod:`agentcade.core.host_settings`'s, read the same way (:func:`resolve_values`).
+
 Data directories: ``user_config_dir()`` is ``<root>/config`` and ``user_data_dir(id)`` is
 ``user_config_dir().parent / "data" / id`` (the guide's recipe), where ``<root>`` is
 ``$AGENTCADE_HOME`` or the platform's per-user config folder + ``agentcade``
@@ -44,7 +48,6 @@ Data directories: ``user_config_dir()`` is ``<root>/config`` and ``user_data_dir
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
@@ -56,34 +59,27 @@ import platformdirs
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from agentcade.core.dotenv import dotenv_line, not_utf8, read_dotenv
 from agentcade.core.errors import SettingsError
 from agentcade.core.skill import is_game_id
 
 __all__ = [
-    "BUDGET_SPECS",
     "LLM_KEYS",
     "LLM_SPECS",
-    "OUTPUT_SPECS",
     "SETTINGS_YAML_HEADER",
     "AgentSettings",
-    "Budgets",
     "LLMSettings",
-    "Outputs",
     "SettingSpec",
     "SettingsError",
     "env_example",
     "env_example_specs",
     "game_settings_files",
-    "load_budgets",
     "load_game_settings",
-    "load_outputs",
     "load_settings_spec",
-    "read_dotenv",
     "render_env_example",
     "resolve_values",
     "user_config_dir",
     "user_data_dir",
-    "write_dotenv",
 ]
 
 SETTINGS_YAML_HEADER = """\
@@ -100,7 +96,6 @@ SETTINGS_YAML_HEADER = """\
 """Leading comment of every ``settings.yaml``: games copy it verbatim."""
 
 _KEY_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_DOTENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
 # --------------------------------------------------------------------------- specs
@@ -166,7 +161,7 @@ def load_settings_spec(path: Path) -> list[SettingSpec]:
     except OSError as exc:
         raise SettingsError(f"{path}: 读不到这个文件（{exc.strerror or exc}）") from exc
     except UnicodeDecodeError as exc:
-        raise SettingsError(_not_utf8(path, exc)) from None
+        raise SettingsError(not_utf8(path, exc)) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -217,7 +212,7 @@ def render_env_example(specs: Iterable[SettingSpec]) -> str:
         note = spec.description + ("（必填）" if spec.required else "")
         if note:
             lines.append(f"# {note}")
-        lines.append(_dotenv_line(spec.key, "" if spec.secret else spec.default or ""))
+        lines.append(dotenv_line(spec.key, "" if spec.secret else spec.default or ""))
     return "\n".join(lines) + "\n"
 
 
@@ -244,137 +239,6 @@ def env_example(folder: Path) -> str:
         SettingsError: ``settings.yaml`` does not load.
     """
     return ENV_EXAMPLE_HEADER + render_env_example(env_example_specs(folder))
-
-
-# --------------------------------------------------------------------------- .env
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """Parse a ``.env`` file.
-
-    The accepted subset: ``KEY=VALUE`` lines, blank lines, ``#`` comments (whole-line, or
-    after an unquoted value when preceded by a space), an optional ``export`` prefix,
-    values in single quotes (literal) or double quotes (``\\n``, ``\\t``, ``\\"`` and
-    ``\\\\`` escapes). Surrounding whitespace of unquoted values is dropped. A later line
-    wins over an earlier one with the same key.
-
-    Raises:
-        FileNotFoundError: (and other ``OSError``) the file cannot be read.
-        SettingsError: a line is not ``KEY=VALUE``, or the file is not UTF-8 text; the
-            message gives ``path:line``.
-    """
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SettingsError(_not_utf8(path, exc)) from None
-    values: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith(("export ", "export\t")):
-            line = line[len("export") :].lstrip()
-        key, sep, rest = line.partition("=")
-        key = key.strip()
-        if not sep or not _DOTENV_KEY_RE.match(key):
-            raise SettingsError(f"{path}:{number}: 应该写成 KEY=VALUE，比如 LLM_MODEL=gpt-4o-mini")
-        try:
-            values[key] = _dotenv_value(rest.strip())
-        except ValueError as exc:
-            raise SettingsError(f"{path}:{number}: {key} 的值{exc}") from None
-    return values
-
-
-def _not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
-    """The one line for a settings file in another encoding (GBK from Notepad, binary)."""
-    line = exc.object[: exc.start].count(b"\n") + 1
-    return f"{path}:{line}: 不是 UTF-8 文本，请用 UTF-8 编码另存这个文件"
-
-
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
-
-
-def _dotenv_value(rest: str) -> str:
-    if rest[:1] in ("'", '"'):
-        quote = rest[0]
-        out: list[str] = []
-        i = 1
-        while i < len(rest):
-            char = rest[i]
-            if char == quote:
-                tail = rest[i + 1 :].strip()
-                if tail and not tail.startswith("#"):
-                    raise ValueError("在引号后面还有多余的内容")
-                return "".join(out)
-            if quote == '"' and char == "\\" and i + 1 < len(rest):
-                out.append(_ESCAPES.get(rest[i + 1], "\\" + rest[i + 1]))
-                i += 2
-                continue
-            out.append(char)
-            i += 1
-        raise ValueError("少了结尾的引号")
-    return re.split(r"\s#", rest, maxsplit=1)[0].strip()
-
-
-_PLAIN_VALUE_RE = re.compile(r"^[A-Za-z0-9_./:@+,=-]*$")
-
-
-def _dotenv_line(key: str, value: str) -> str:
-    """``KEY=value``, quoted when needed so ``read_dotenv`` gives ``value`` back exactly."""
-    if _PLAIN_VALUE_RE.match(value):
-        return f"{key}={value}"
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{key}="{escaped}"'
-
-
-def write_dotenv(path: Path, updates: Mapping[str, str | None]) -> None:
-    """Set (or, with ``None``, remove) keys in a ``.env`` file, keeping everything else.
-
-    Other lines, comments and their order stay as they were; a changed key is rewritten
-    in place (its later duplicates dropped), a new key is appended. The file is replaced
-    atomically (a crash leaves the old or the new file, never half of one) and, because it
-    holds secrets, is readable by its owner only where the platform supports it.
-
-    Raises:
-        SettingsError: a value has a line break or another control character (it could
-            not be read back), or the file cannot be read or written.
-    """
-    for key, value in updates.items():
-        if not _DOTENV_KEY_RE.match(key):
-            raise SettingsError(f"{key!r} 不是合法的配置名")
-        if value is not None and any(ord(c) < 32 or ord(c) == 127 for c in value):
-            raise SettingsError(f"{key} 的值里不能有换行或控制字符")
-    path = Path(path)
-    try:
-        old = path.read_text(encoding="utf-8-sig").splitlines() if path.exists() else []
-    except OSError as exc:
-        raise SettingsError(f"{path}: 读不到这个文件（{exc.strerror or exc}）") from exc
-    pending = dict(updates)
-    done: set[str] = set()
-    lines: list[str] = []
-    for raw in old:
-        stripped = raw.strip()
-        body = stripped[len("export") :].lstrip() if stripped.startswith(("export ", "export\t")) else stripped
-        key = body.partition("=")[0].strip() if "=" in body and not stripped.startswith("#") else ""
-        if key in pending:
-            if key not in done and pending[key] is not None:
-                lines.append(_dotenv_line(key, pending[key] or ""))
-            done.add(key)
-            continue
-        lines.append(raw)
-    lines += [_dotenv_line(k, v) for k, v in pending.items() if k not in done and v is not None]
-    text = "\n".join(lines) + ("\n" if lines else "")
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        with contextlib.suppress(OSError):  # Windows: permissions are the folder's
-            tmp.chmod(0o600)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise SettingsError(f"{path}: 写不进去（{exc.strerror or exc}）") from exc
 
 
 # --------------------------------------------------------------------------- resolution
@@ -584,109 +448,6 @@ def game_settings_files(game_dir: Path | None, environ: Mapping[str, str] = os.e
     if game_dir is not None:
         files += [Path(game_dir) / "settings.yaml", Path(game_dir) / ".env"]
     return tuple(files)
-
-
-# --------------------------------------------------------------------------- budgets
-
-
-BUDGET_SPECS: tuple[tuple[SettingSpec, float, float], ...] = (
-    (SettingSpec(key="AGENTCADE_PATIENCE", default="4",
-                 description="一句话说完后最多安静几秒，没有回应就先说“稍等”（0.5 到 30）"), 0.5, 30.0),
-    (SettingSpec(key="AGENTCADE_LINE_BUDGET", default="45",
-                 description="主 Agent 的大模型最多想几秒，超过就由代码接手（5 到 600）"), 5.0, 600.0),
-    (SettingSpec(key="AGENTCADE_GAME_TIMEOUT", default="210",
-                 description="游戏最多几秒没有任何回复，超过就当成连接超时（5 到 600）"), 5.0, 600.0),
-)
-"""The host's time budgets, with their ranges (the README's "Time budgets" table)."""
-
-
-class Budgets(BaseModel):
-    """How long the family may wait; read from ``AGENTCADE_*`` like the ``LLM_*`` keys.
-
-    The model's own budget is ``LLM_TIMEOUT`` (one call, retries included); a game's is
-    ``game``: the guide promises a game 210 s without any reply before the host treats
-    it as a connection timeout (a remote game may think long: a slow model, a drawing).
-    What is heard in the meantime is the main agent's business (``agentcade.main.agent``).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    patience: float = 4.0
-    """Seconds of silence after a line before the main agent says "稍等"."""
-    line: float = 45.0
-    """Seconds the main agent's model turn may take before the code router takes over."""
-    game: float = 210.0
-    """Seconds a game may stay without any reply (to a request, between its replies)."""
-
-    @classmethod
-    def from_values(cls, values: Mapping[str, str]) -> Self:
-        """Build from the ``AGENTCADE_*`` budget keys; unset keeps the defaults.
-
-        Raises:
-            SettingsError: a value that is not a number in its range (the key is named).
-        """
-        fields = dict(zip(("patience", "line", "game"), BUDGET_SPECS, strict=True))
-        data: dict[str, float] = {}
-        for field, (spec, low, high) in fields.items():
-            raw = values.get(spec.key, "").strip()
-            if raw:
-                data[field] = number_in_range(spec.key, raw, low, high)
-        return cls(**data)
-
-
-def load_budgets(environ: Mapping[str, str] = os.environ) -> Budgets:
-    """The budgets from the user's ``.env`` (the settings page's file) and the environment.
-
-    Raises:
-        SettingsError: a malformed ``.env`` or a value out of range.
-    """
-    specs = [spec for spec, _, _ in BUDGET_SPECS]
-    values = resolve_values(
-        specs, game_dir=None, environ=environ, extra_env_files=[user_config_dir(environ) / ".env"]
-    )
-    return Budgets.from_values(values)
-
-
-# --------------------------------------------------------------------------- outputs
-
-
-OUTPUT_SPECS: tuple[SettingSpec, ...] = (
-    SettingSpec(key="AGENTCADE_TRACE_FILE", default="",
-                description="把运行记录（trace，每行一个 JSON）追加到这个文件；和 --trace-file 一样，"
-                            "命令行给了就用命令行的。作为 WatcheRobot 应用运行时 Daemon 不传参数，用它"),
-    SettingSpec(key="AGENTCADE_RECORD_DIR", default="",
-                description="agentcade run 把小懒说的和听到的每段声音存成 WAV 放进这个文件夹；"
-                            "和 --record 一样，命令行给了就用命令行的"),
-)
-"""Where a run writes its trace and recordings, for a run given no arguments (an Application)."""
-
-
-class Outputs(BaseModel):
-    """Where a run writes what it did; None: nowhere. ``~`` is expanded."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    trace_file: Path | None = None
-    record_dir: Path | None = None
-
-
-def load_outputs(environ: Mapping[str, str] = os.environ) -> Outputs:
-    """``AGENTCADE_TRACE_FILE`` / ``AGENTCADE_RECORD_DIR`` from the user's ``.env`` and the
-    environment (the environment wins), like the budgets.
-
-    Raises:
-        SettingsError: a malformed ``.env``.
-    """
-    values = resolve_values(
-        list(OUTPUT_SPECS), game_dir=None, environ=environ,
-        extra_env_files=[user_config_dir(environ) / ".env"],
-    )
-
-    def path(key: str) -> Path | None:
-        raw = values.get(key, "").strip()
-        return Path(raw).expanduser() if raw else None
-
-    return Outputs(trace_file=path("AGENTCADE_TRACE_FILE"), record_dir=path("AGENTCADE_RECORD_DIR"))
 
 
 # --------------------------------------------------------------------------- folders

@@ -39,6 +39,8 @@ thread with a time bound, so ``time.sleep(20)`` in one game's tool freezes no ot
 session); the caller's task waits meanwhile, so the per-session state and the current
 ``turn`` are never touched by two threads at once. Without ``run_sync`` they run inline.
 
+The hints a parameter may have are :mod:`agentcade.core.tool_hints`'s.
+
 Pure Python and pydantic: no I/O, no trio.
 """
 
@@ -52,15 +54,14 @@ import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Concatenate, Generic, Literal, Protocol, Union, final, overload
+from typing import Any, Concatenate, Generic, Protocol, final, overload
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
-from pydantic.json_schema import GenerateJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from typing_extensions import ParamSpec, TypeVar
 
 from agentcade.core.errors import GameCodeError, ToolDefinitionError
 from agentcade.core.judge import small_talk
+from agentcade.core.tool_hints import SUPPORTED, HintsOf, NoTitles, Unsupported, prepare_hint
 from agentcade.core.trace import caller_scope
 
 __all__ = [
@@ -88,125 +89,12 @@ SMALL_TALK: Mapping[str, str] = MappingProxyType({"outcome": "small_talk"})
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # The OpenAI chat-completions limit on function names; other providers accept a superset.
 
-_SUPPORTED = (
-    "str, int, float, bool, Literal[...], Annotated[T, Field(...)], T | None, "
-    "list[str], list[int] (and lists of the other simple types)"
-)
-
 P = ParamSpec("P", default=...)
 R = TypeVar("R", default=Any, covariant=True)
 # A tool keeps its method's signature, so game code calling ``self.get_hint()`` gets its
 # declared return type; bare ``Tool`` (the defaults) is any tool.
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
-
-
-# --- parameter types -----------------------------------------------------------------------
-
-
-def _reject_bool(value: object) -> object:
-    # JSON `true` is not a number, but pydantic's lax mode would take it as 1.
-    if isinstance(value, bool):
-        raise PydanticCustomError("number_type", "Input should be a number, not true/false")
-    return value
-
-
-_NOT_BOOL = BeforeValidator(_reject_bool)
-# Placed *last* in an Annotated's metadata: earlier, it would stop pydantic from folding
-# Field(ge=...) into the number's schema, and the JSON schema would show "ge" instead of
-# "minimum". Last also means it runs first, before the constraints.
-
-
-class _Unsupported(Exception):
-    """Internal: a hint we cannot describe; the text says which part."""
-
-
-def _is_number(hint: object) -> bool:
-    """Whether bool must be refused for ``hint``: int, float or a Literal of numbers."""
-    if hint is int or hint is float:
-        return True
-    if typing.get_origin(hint) is Literal:
-        values = typing.get_args(hint)
-        has_bool = any(isinstance(v, bool) for v in values)
-        return not has_bool and any(isinstance(v, int | float) for v in values)
-    return False
-
-
-def _optional_arg(hint: object) -> object | None:
-    """``T`` for ``T | None`` / ``Optional[T]``; None for anything else."""
-    if typing.get_origin(hint) not in (Union, types.UnionType):
-        return None
-    args: tuple[object, ...] = typing.get_args(hint)
-    rest = [a for a in args if a is not type(None)]
-    if len(args) == 2 and len(rest) == 1:
-        return rest[0]
-    raise _Unsupported(f"{_show(hint)} (the only union allowed is `T | None`)")
-
-
-def _prepare(hint: object, *, in_list: bool = False) -> object:
-    """Check ``hint`` is supported and return it with bool refused for numbers.
-
-    Raises:
-        _Unsupported: naming the part of the hint we cannot describe.
-    """
-    origin = typing.get_origin(hint)
-    if hint is str or hint is bool:
-        return hint
-    if _is_number(hint):
-        return Annotated[hint, _NOT_BOOL]
-    if origin is Literal:
-        values = typing.get_args(hint)
-        if not all(isinstance(v, str | int | float) for v in values):
-            raise _Unsupported(f"{_show(hint)} (Literal values must be strings or numbers)")
-        return hint
-    if origin is Annotated:
-        base, *meta = typing.get_args(hint)
-        inner = _optional_arg(base) if not in_list else None
-        if _is_number(base) or (inner is not None and _is_number(inner)):
-            return Annotated[(base, *meta, _NOT_BOOL)]
-        return Annotated[(_prepare(base, in_list=in_list), *meta)]
-    inner = _optional_arg(hint)
-    if inner is not None:
-        if in_list:
-            raise _Unsupported(f"{_show(hint)} inside a list")
-        prepared: Any = _prepare(inner)
-        return prepared | None
-    if origin is list:
-        args = typing.get_args(hint)
-        if in_list:
-            raise _Unsupported(f"{_show(hint)} (lists of lists)")
-        if not args:
-            raise _Unsupported("bare `list` (write the item type, e.g. list[str])")
-        # A type built at run time for pydantic; mypy only accepts static type expressions.
-        return list[_prepare(args[0], in_list=True)]  # type: ignore[misc]
-    if hint is list:
-        raise _Unsupported("bare `list` (write the item type, e.g. list[str])")
-    raise _Unsupported(_show(hint))
-
-
-def _show(hint: object) -> str:
-    if isinstance(hint, type):
-        return hint.__qualname__
-    return repr(hint).replace("typing.", "")
-
-
-class _HintsOf:
-    """Some of a function's annotations, for ``get_type_hints`` to resolve only those.
-
-    ``turn`` and the return annotation are never resolved: a game may annotate them with
-    names imported only under ``TYPE_CHECKING``.
-    """
-
-    def __init__(self, fn: Callable[..., Any], annotations: dict[str, Any]) -> None:
-        self.__annotations__ = annotations
-        self.__globals__ = getattr(inspect.unwrap(fn), "__globals__", {})
-
-
-class _NoTitles(GenerateJsonSchema):
-    # Pydantic titles every field ("Number") and the model ("guess_args"); they only add
-    # tokens to every request.
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
 
 
 # --- Tool ----------------------------------------------------------------------------------
@@ -496,7 +384,7 @@ def _build_model(
         if param.annotation is inspect.Parameter.empty:
             raise ToolDefinitionError(
                 f"{where}: parameter {param.name!r} has no type annotation; the model fills "
-                f"it, so write its type, e.g. `{param.name}: str` (supported: {_SUPPORTED})"
+                f"it, so write its type, e.g. `{param.name}: str` (supported: {SUPPORTED})"
             )
         model_params.append(param)
 
@@ -506,7 +394,7 @@ def _build_model(
     for index, param in enumerate(model_params):
         try:
             hint = typing.get_type_hints(
-                _HintsOf(fn, {param.name: param.annotation}), include_extras=True
+                HintsOf(fn, {param.name: param.annotation}), include_extras=True
             )[param.name]
         except Exception as exc:  # any failure to evaluate a hint is the author's
             raise ToolDefinitionError(
@@ -515,11 +403,11 @@ def _build_model(
                 f"module level, not under TYPE_CHECKING"
             ) from exc
         try:
-            prepared = _prepare(hint)
-        except _Unsupported as exc:
+            prepared = prepare_hint(hint)
+        except Unsupported as exc:
             raise ToolDefinitionError(
                 f"{where}: parameter {param.name!r} has an unsupported type: {exc}; "
-                f"use one of {_SUPPORTED}"
+                f"use one of {SUPPORTED}"
             ) from None
         default = param.default if param.default is not inspect.Parameter.empty else ...
         field = f"p{index}"
@@ -536,7 +424,7 @@ def _build_model(
 
 def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """Step 4: the parameters' JSON schema, strict-mode shaped (OpenAI ``strict_schema``)."""
-    schema = model.model_json_schema(schema_generator=_NoTitles)
+    schema = model.model_json_schema(schema_generator=NoTitles)
     leftovers = set(schema) - {"type", "properties", "required", "additionalProperties", "title"}
     if leftovers:  # pragma: no cover - supported hints never produce $defs
         raise ToolDefinitionError(f"{model.__name__}: unexpected schema keys {sorted(leftovers)}")

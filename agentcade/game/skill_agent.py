@@ -35,29 +35,27 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic
 
 from typing_extensions import TypeVar
 
+from agentcade.core.claims import claims_progress as claims_progress, has_verdict as has_verdict
 from agentcade.core.judge import Deck, RoundRequest, asks_verdict, round_request, rules_question
 from agentcade.core.protocol import GameInput
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import Skill
-from agentcade.core.speech import MODEL_WORDS_LIMIT, SentenceSplitter, sentence_key, speakable
+from agentcade.core.speech import speakable
 from agentcade.core.tools import Tool, collect_tools, failure_sentence
 from agentcade.core.trace import NULL_TRACE, Trace, caller_scope
 from agentcade.device.proxy import RobotProxy
-from agentcade.game.turn import ReplySink, Turn, clip_text, split_sentences
+from agentcade.game.model_speech import MAX_MODEL_REPLIES, ModelSpeech, Round
+from agentcade.game.turn import ReplySink, Turn, clip_text
 from agentcade.game.worker import run_sync_tool
 from agentcade.llm import (
     SPEECH_KEYS,
     ChatModel,
     ModelError,
-    ModelReply,
-    StreamingChatModel,
     make_model,
     speak_results,
 )
@@ -88,9 +86,6 @@ HOOKS = ("on_start", "on_message", "on_round", "on_end")
 """The game's hooks, by request kind; code that names the game's code tells them from tools."""
 MAX_SAYS = 2
 """``say`` calls spoken per turn; a model once made 50 in one reply (400 sentences a line)."""
-MAX_MODEL_REPLIES = 4
-"""Intermediate replies from the model per turn (``say`` and streamed sentences); past it,
-streamed sentences wait for the final reply (clipped to 500 characters)."""
 FALLBACK_LINES: Mapping[str, str] = {
     "start": "抱歉，游戏没能开起来，我们待会儿再试试吧。",
     "message": "抱歉，我刚才走神了，你能再说一遍吗？",
@@ -106,20 +101,6 @@ CONTINUE_LINES: Mapping[str, str] = {
 }
 """The final reply when everything was already spoken at once and the model added nothing
 new (a final reply always has text)."""
-VERDICT_WORDS = ("猜对", "答对", "猜中", "说对了", "猜错", "答错", "不对哦", "得分", "加分", "扣分")
-_POINTS_RE = re.compile(r"得[了到]?[一二两三四五六七八九十\d]+分")
-_PROGRESS_RE = re.compile(
-    r"第[一二两三四五六七八九十百\d]+(?:题|道|局|轮|幅)|重新想|画好[了啦]|画完[了啦]|听好了|下一[题道个局幅]是"
-    r"|画了一[个只幅张]|我画了|开始画[了啦]|新想了一个|想好了一个"
-)
-"""Words that claim the game moved on (这是第三题, 重新想一个数, 画好了, 听好了：<a riddle>,
-我画了一个小动物 on a blank screen)."""
-_RESTART_RE = re.compile(
-    r"(?:开始|来|开)(?:新的)?一局|重新开始|换一个数|下一个数|新的一[局轮]|重新来|开始游戏|游戏开始"
-)
-"""Words that claim a new round began (好，我们来新的一局); an offer (要不要再来一局？) is no claim."""
-_OFFER_RE = re.compile(r"要不要|想不想|好不好|行不行|可以吗|[吗？?]")
-
 _SAY_SCHEMA: dict[str, Any] = {
     "type": "function",
     "function": {
@@ -330,7 +311,7 @@ class SkillAgent(Generic[SettingsT]):
         user: dict[str, Any] = {"event": turn.kind, "user_text": turn.text}
         if hook_result is not None:
             user["result"] = hook_result
-        round_ = _Round([{"role": "user", "content": json.dumps(user, ensure_ascii=False, default=str)}])
+        round_ = Round([{"role": "user", "content": json.dumps(user, ensure_ascii=False, default=str)}])
         if hook_result is not None:
             round_.results.append(hook_result)
         if turn.kind == "start" and not hook_ok:
@@ -347,14 +328,14 @@ class SkillAgent(Generic[SettingsT]):
         for step in range(MAX_TOOL_STEPS + 1):
             offer = step < MAX_TOOL_STEPS and round_.tool_calls < MAX_TOOL_CALLS
             if step == MAX_TOOL_STEPS:
-                self._cap(round_, "tool_steps", MAX_TOOL_STEPS)
+                round_.cap("tool_steps", MAX_TOOL_STEPS, self.trace)
             tools = self._tool_schemas if offer else []
             history = self._history()
             messages = [{"role": "system", "content": system}, *history, *round_.messages]
             self.trace.record(
                 "model_request", history=len(history), messages=round_.messages, tools=len(tools)
             )
-            speech = _Speech(self, turn, round_)
+            speech = ModelSpeech(turn, round_, trace=self.trace)
             self._calls_this_turn += 1
             try:
                 answer = await speech.ask(model, messages, tools)
@@ -392,7 +373,7 @@ class SkillAgent(Generic[SettingsT]):
             )
             for call in answer.tool_calls:
                 if round_.tool_calls >= MAX_TOOL_CALLS:
-                    self._cap(round_, "tool_calls", MAX_TOOL_CALLS)
+                    round_.cap("tool_calls", MAX_TOOL_CALLS, self.trace)
                     result: dict[str, Any] = {
                         "error": "Too many tool calls in this turn: answer the player now."
                     }
@@ -416,14 +397,8 @@ class SkillAgent(Generic[SettingsT]):
             system = self.system_prompt()  # tools change the state
         raise AssertionError("unreachable: the last step offers no tools")  # pragma: no cover
 
-    def _cap(self, round_: _Round, cap: str, limit: int) -> None:
-        """Record once per turn that ``cap`` was hit."""
-        if cap not in round_.capped:
-            round_.capped.add(cap)
-            self.trace.record("cap", cap=cap, limit=limit)
-
     @staticmethod
-    def _fallback(turn: Turn, round_: _Round) -> str:
+    def _fallback(turn: Turn, round_: Round) -> str:
         """What to say when the model fails or says nothing speakable: what this round's
         hook and tools did, if they did anything (a judged guess must be heard), minus
         what was already spoken, else the kind's fallback line."""
@@ -524,7 +499,7 @@ class SkillAgent(Generic[SettingsT]):
             return {**(result or {}), "already_said": spoken}
         return result
 
-    async def _call_tool(self, turn: Turn, round_: _Round, name: str, arguments: str) -> dict[str, Any]:
+    async def _call_tool(self, turn: Turn, round_: Round, name: str, arguments: str) -> dict[str, Any]:
         mark = turn.must_count
         if name == "say":
             result = await self._say(turn, round_, arguments)
@@ -538,9 +513,9 @@ class SkillAgent(Generic[SettingsT]):
         self.trace.record("tool_call", tool=name, arguments=arguments, result=result)
         return result
 
-    async def _say(self, turn: Turn, round_: _Round, arguments: str) -> dict[str, Any]:
+    async def _say(self, turn: Turn, round_: Round, arguments: str) -> dict[str, Any]:
         if round_.says >= MAX_SAYS or round_.model_replies >= MAX_MODEL_REPLIES:
-            self._cap(round_, "says", MAX_SAYS)
+            round_.cap("says", MAX_SAYS, self.trace)
             return {"error": "You have already said enough in this turn: answer the player now."}
         try:
             args = json.loads(arguments or "{}")
@@ -570,44 +545,9 @@ class SkillAgent(Generic[SettingsT]):
         del self._memory[:-MEMORY_ROUNDS]
 
 
-@dataclass
-class _Round:
-    """What one request's ReAct loop has done so far."""
-
-    messages: list[dict[str, Any]]
-    results: list[Any] = field(default_factory=list)
-    """Hook and tool results: what code said this turn (fallback speech, verdict sources)."""
-    says: int = 0
-    tool_calls: int = 0
-    model_replies: int = 0
-    capped: set[str] = field(default_factory=set)
-    heard: set[str] = field(default_factory=set)
-    """The model's sentences kept this turn (normal form): a repeat is dropped."""
-    model_chars: int = 0
-    """Characters of the model's own words kept this turn (``MODEL_WORDS_LIMIT``)."""
-    acted: bool = False
-    """A game tool ran without error this turn: the game may have moved on."""
-    dropped: int = 0
-    """The model's sentences dropped this turn as claims code did not make."""
-
-
 def _direct(turn: Turn) -> str | None:
     """``turn.replied``, read afresh (a tool may have set it since the last look)."""
     return turn.replied
-
-
-def has_verdict(text: str) -> bool:
-    """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 得三分 …)."""
-    return any(word in text for word in VERDICT_WORDS) or bool(_POINTS_RE.search(text))
-
-
-def claims_progress(text: str) -> list[str]:
-    """What ``text`` claims the game did (第三题, 重新想, 画好, 听好了, 我画了, 新的一局 …), as
-    stems; an offer ("要不要再来一局？") claims nothing."""
-    claims = [re.sub(r"[了啦]$", "", m.group()) for m in _PROGRESS_RE.finditer(text)]
-    if not _OFFER_RE.search(text):
-        claims += [m.group() for m in _RESTART_RE.finditer(text)]
-    return claims
 
 
 def _unspoken(result: Any) -> Any:
@@ -617,13 +557,6 @@ def _unspoken(result: Any) -> Any:
     return result
 
 
-def _starts_speech(pending: str) -> bool:
-    """Whether streamed text after a finished sentence is plainly more speech."""
-    return any("\u4e00" <= ch <= "\u9fff" for ch in pending) and not any(
-        ch in pending for ch in "{[<【`"
-    )
-
-
 def _speaks(result: Any) -> bool:
     """Whether the spoken fallback has something of ``result`` to say."""
     if isinstance(result, str):
@@ -631,121 +564,3 @@ def _speaks(result: Any) -> bool:
     if not isinstance(result, Mapping) or result.get("error"):
         return False
     return any(result.get(k) for k in (*SPEECH_KEYS, "must_say")) or "correct" in result
-
-
-class _Speech:
-    """The model's words in one step: cleaned, checked, and spoken sentence by sentence.
-
-    With a ``StreamingChatModel`` each finished sentence goes out as an intermediate reply
-    while the model generates (the last one is held back: it becomes the final reply, which
-    must have text). Every sentence passes ``speakable`` (no markup, JSON, tool calls or
-    speaker tags), loses repeats of required texts already spoken and of its own sentences,
-    loses a verdict (猜对了, 得分) in a turn where nothing judged (``has_verdict``) and a
-    claim of progress the game's code did not make this turn (``claims_progress``: "这是第
-    三题" with no new question, "重新想一个数" with no new round), and stops at
-    ``MODEL_WORDS_LIMIT`` characters. What code decided is spoken as code wrote it
-    (``must_say``, ``turn.reply``); the model only adds to it.
-    """
-
-    def __init__(self, agent: SkillAgent, turn: Turn, round_: _Round) -> None:
-        self._agent = agent
-        self._turn = turn
-        self._round = round_
-        self._splitter = SentenceSplitter()
-        self._held: str | None = None
-        self._late: list[str] = []  # sentences past MAX_MODEL_REPLIES: for the final reply
-        self.sent: list[str] = []
-
-    async def ask(
-        self, model: ChatModel, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> ModelReply:
-        if isinstance(model, StreamingChatModel):
-            return await model.complete_streaming(messages, tools, self._on_text)
-        return await model.complete(messages, tools)
-
-    def final_text(self, answer: ModelReply) -> str:
-        """What the final reply says: the held and remaining sentences (or the whole text
-        of an unstreamed answer), cleaned and checked."""
-        if self._splitter_used:
-            tail = [self._held or "", *self._late, self._clean(self._splitter.rest())]
-        else:
-            tail = [self._clean(s) for s in split_sentences(answer.text)] or [""]
-        return "".join(t for t in tail if t).strip()
-
-    async def flush(self) -> None:
-        """Speak what is held and pending now (the text came with tool calls)."""
-        for text in [self._held or "", *self._late, self._clean(self._splitter.rest())]:
-            if text:
-                await self._send(text, force=True)
-        self._held, self._late = None, []
-
-    _splitter_used = False
-
-    async def _on_text(self, delta: str) -> None:
-        self._splitter_used = True
-        for sentence in self._splitter.feed(delta):
-            clean = self._clean(sentence)
-            if not clean:
-                continue
-            if self._held is not None:
-                await self._send(self._held)
-            self._held = clean
-        # Speech follows the held sentence: it is not the last one, so it can go out now.
-        if self._held is not None and _starts_speech(self._splitter.pending):
-            held, self._held = self._held, None
-            await self._send(held)
-
-    async def _send(self, text: str, *, force: bool = False) -> None:
-        if self._round.model_replies >= MAX_MODEL_REPLIES:
-            self._agent._cap(self._round, "model_replies", MAX_MODEL_REPLIES)
-            if not force:
-                self._late.append(text)
-            return
-        self._round.model_replies += 1
-        self.sent.append(text)
-        await self._turn.say(text)
-
-    def _clean(self, sentence: str) -> str:
-        text = self._turn.without_repeats(speakable(sentence))
-        if not text:
-            return ""
-        if not self._may_judge(text):
-            self._agent.trace.record("verdict_dropped", text=text)
-            self._round.dropped += 1
-            return ""
-        if not self._may_claim(text):
-            self._agent.trace.record("progress_dropped", text=text)
-            self._round.dropped += 1
-            return ""
-        key = sentence_key(text)
-        if key in self._round.heard:
-            self._agent.trace.record("repeat_dropped", text=text)
-            return ""
-        if self._round.model_chars + len(text) > MODEL_WORDS_LIMIT:
-            self._agent._cap(self._round, "model_words", MODEL_WORDS_LIMIT)
-            return ""
-        self._round.heard.add(key)
-        self._round.model_chars += len(text)
-        return text
-
-    def _may_claim(self, text: str) -> bool:
-        """A claim of progress stands only when this turn's code made it: a number (第三题)
-        must be the one the hook or a tool said; "重新想", "画好了" need a game tool that ran
-        this turn (the weak model said "好，重新想一个数" and called nothing). On ``start``
-        the game does begin: only numbered claims are checked there."""
-        produced = json.dumps(self._round.results, ensure_ascii=False, default=str)
-        for claim in claims_progress(text):
-            if self._turn.kind == "start" and not claim.startswith("第"):
-                continue
-            numbered = claim.startswith("第")
-            if claim not in produced and (numbered or not self._round.acted):
-                return False
-        return True
-
-    def _may_judge(self, text: str) -> bool:
-        if not has_verdict(text) or (self._turn.judged and self._turn.kind == "message"):
-            return True
-        produced = json.dumps(self._round.results, ensure_ascii=False, default=str)
-        return any(w in produced for w in VERDICT_WORDS if w in text) or bool(
-            _POINTS_RE.search(produced)
-        )

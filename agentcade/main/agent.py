@@ -26,7 +26,7 @@ What stays here: the tools carried out (``send_message`` forwards the user's wor
 that names a game starts it, the rest hears ``MODEL_DOWN``), barge-in, the host's own words
 and the shutdown.
 
-Time budgets (``agentcade.core.settings.Budgets``): every line is heard within bounded time,
+Time budgets (``agentcade.core.host_settings.Budgets``): every line is heard within bounded time,
 however the model or a game behaves. Patience ("稍等", ``WAIT_TEXT``) is said at most once
 a line, whoever keeps the family waiting (the model: ``MainChat``; a game:
 ``GameConversation``). Input: a line is cut to ``MAX_INPUT`` characters; a long one is
@@ -46,9 +46,9 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core.danger import danger
+from agentcade.core.host_settings import Budgets
 from agentcade.core.judge import normalize
 from agentcade.core.protocol import GameReply
-from agentcade.core.settings import Budgets
 from agentcade.core.speech import MAX_INPUT, clip_input
 from agentcade.core.trace import NULL_TRACE, Trace, request_scope
 from agentcade.game.client import GameClient, GameInfo

@@ -38,13 +38,13 @@ from typing import Any
 import trio
 
 from agentcade.core import guard
+from agentcade.core.claims import claims_progress, has_verdict
 from agentcade.core.ending import is_end_request
+from agentcade.core.host_settings import Budgets
 from agentcade.core.judge import normalize
 from agentcade.core.lifecycle.current_game import CurrentState
-from agentcade.core.settings import Budgets
 from agentcade.core.speech import model_words, speakable, split_sentences
 from agentcade.core.trace import NULL_TRACE, Trace
-from agentcade.game.skill_agent import claims_progress, has_verdict
 from agentcade.llm import ChatModel, ModelError, ModelReply, ToolCall
 from agentcade.main.conversation import Current
 from agentcade.main.registry import GameRegistry

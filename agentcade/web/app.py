@@ -2,7 +2,7 @@
 
 It serves no connection (``server.py`` owns the listening socket and moves the bytes),
 but its actions are the real ones and make real outbound calls: saving
-writes the user's ``.env`` with ``agentcade.core.settings.write_dotenv``; installing fetches the
+writes the user's ``.env`` with ``agentcade.core.dotenv.write_dotenv``; installing fetches the
 game's card with the A2A client, opens the game in the running registry and adds it to
 ``games.json``; the model test sends one real request through the ``openai`` client.
 
@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.check.catalog import Catalog, CatalogEntry, load_catalog
+from agentcade.core.dotenv import read_dotenv, write_dotenv
 from agentcade.core.settings import (
     LLM_KEYS,
     LLM_SPECS,
@@ -38,9 +39,7 @@ from agentcade.core.settings import (
     SettingsError,
     SettingSpec,
     load_settings_spec,
-    read_dotenv,
     user_config_dir,
-    write_dotenv,
 )
 from agentcade.core.skill import Skill, SkillError
 from agentcade.core.tls import client_context

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from agentcade.core.settings import AgentSettings, Budgets, SettingsError, game_settings_files
+from agentcade.core.host_settings import Budgets
+from agentcade.core.settings import AgentSettings, SettingsError, game_settings_files
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.game.client import GameClient, GameInfo, InProcessGameClient, is_url
 from agentcade.game.host import GameHost

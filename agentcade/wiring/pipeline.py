@@ -13,7 +13,8 @@ from pathlib import Path
 
 import trio
 
-from agentcade.core.settings import AgentSettings, Budgets, load_budgets, load_game_settings
+from agentcade.core.host_settings import Budgets, load_budgets
+from agentcade.core.settings import AgentSettings, load_game_settings
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.robots import Robot
 from agentcade.llm import ChatModel, make_model, offline_notice

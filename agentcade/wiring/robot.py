@@ -1,8 +1,8 @@
 """Opening the robot a command names, the simulated one included.
 
-``--robot sim`` is a developer's tool (:mod:`agentcade.testing`), so it is wired here, at
-the top, and the device layer never imports the simulator; every other kind is
-:func:`agentcade.device.robots.open_robot`'s.
+``--robot sim`` is the simulated robot (:mod:`agentcade.sim`, a layer above the device), so
+it is wired here, at the top, and the device layer never imports the simulator; every other
+kind is :func:`agentcade.device.robots.open_robot`'s.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from typing import TextIO
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device import robots
 from agentcade.device.robots import Robot
-from agentcade.testing.room import Room
-from agentcade.testing.sim import SimDevice, open_sim_robot
-from agentcade.testing.sim_process import open_sim_process_robot
+from agentcade.sim import Room, SimDevice, open_sim_robot
+from agentcade.sim.process import open_sim_process_robot
 
 __all__ = ["open_robot"]
 
@@ -36,7 +35,7 @@ async def open_robot(
     """The robot named by ``spec`` (``sim``: the simulated robot over a real socket, its
     microphone in ``room``, its speaker and microphone ``sim_speed`` times faster than real
     time; with ``own_process``, in a process of its own, as a real robot keeps its own clock
-    beside a busy host: :mod:`agentcade.testing.sim_process`, whose hooks are the
+    beside a busy host: :mod:`agentcade.sim.process`, whose hooks are the
     microphone's only — ``play`` reads the screen of one in this process).
 
     Every other ``spec`` and every error is :func:`agentcade.device.robots.open_robot`'s.

@@ -50,7 +50,7 @@ from agentcade.device.audio import MicFrame
 from agentcade.device.robots import SdkRobot
 from agentcade.main.agent import MainAgent
 from agentcade.main.router import greeting
-from agentcade.testing.sim_audio import SimMicrophone
+from agentcade.sim.audio import SimMicrophone
 from agentcade.voice.asr import Heard, Recognizer
 from agentcade.voice.config import BargeIn
 from agentcade.voice.echo import EchoCanceller, make_echo_canceller

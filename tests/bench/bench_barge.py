@@ -8,7 +8,7 @@ pitch) unless ``--voices espeak``.
 ``--loads``: the whole bench once per number of CPU-bound processes beside it
 (:func:`agentcade.testing.load.cpu_load`; on two cores, 2 make a load average of about 4: a
 busy desktop), in one run. The simulated robot runs in a process of its own
-(:mod:`agentcade.testing.sim_process`), as a real robot runs beside its host, unless
+(:mod:`agentcade.sim.process`), as a real robot runs beside its host, unless
 ``--in-loop`` (in the host's event loop, as ``run --robot sim`` has it): how often the
 device itself fell behind is printed (``sim_behind``), so its lateness is not taken for
 the host's.
@@ -53,11 +53,11 @@ from typing import Any
 import trio
 
 from agentcade.core.trace import Trace
-from agentcade.testing.child import child_voice
+from agentcade.sim import SimDevice, WallClock, open_sim_robot
+from agentcade.sim.child import child_voice
+from agentcade.sim.process import open_sim_process_robot
+from agentcade.sim.room import parse_room
 from agentcade.testing.load import cpu_load
-from agentcade.testing.room import parse_room
-from agentcade.testing.sim import SimDevice, WallClock, open_sim_robot
-from agentcade.testing.sim_process import open_sim_process_robot
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import Listener
 from agentcade.voice.pcm import leading_silence

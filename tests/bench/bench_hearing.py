@@ -44,11 +44,11 @@ import agentcade.voice.local_asr as local_asr
 from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import OfflineMainModel
-from agentcade.testing.child import child_voice
+from agentcade.sim import SimDevice, open_sim_robot
+from agentcade.sim.audio import MIC_FRAME_BYTES, SimClip
+from agentcade.sim.child import child_voice
+from agentcade.sim.room import parse_room
 from agentcade.testing.ear import heard_share
-from agentcade.testing.room import parse_room
-from agentcade.testing.sim import SimDevice, open_sim_robot
-from agentcade.testing.sim_audio import MIC_FRAME_BYTES, SimClip
 from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.pcm import leading_silence
 from agentcade.voice.speaker import VoiceRobot

@@ -36,7 +36,7 @@ import agentcade.voice.local_asr as local_asr
 from agentcade.core.judge import is_match, parse_number, spell_number
 from agentcade.core.skill import Skill
 from agentcade.game.loader import builtin_games_dir
-from agentcade.testing.child import child_voice
+from agentcade.sim.child import child_voice
 from agentcade.testing.ear import heard_share
 from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.wiring.hearing import ROUND_WORDS

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from agentcade.core.protocol import Directive, GameReply
 from agentcade.device.robots import DeviceError, open_robot
 from agentcade.main.output import OutputQueue
-from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.testing.timed_robot import Game, recording_trace
 
 TIMEOUT = 5.0

@@ -55,12 +55,12 @@ import trio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agentcade.core.trace import Trace
-from agentcade.testing.child import child_voice
+from agentcade.sim.child import child_voice
+from agentcade.sim.process import open_sim_process_robot
+from agentcade.sim.robot import WallClock
+from agentcade.sim.room import parse_room
 from agentcade.testing.ear import heard_share, syllables
 from agentcade.testing.load import cpu_load
-from agentcade.testing.room import parse_room
-from agentcade.testing.sim import WallClock
-from agentcade.testing.sim_process import open_sim_process_robot
 from agentcade.voice.asr import Heard
 from agentcade.voice.echo import EchoCanceller
 from agentcade.voice.listener import Listener

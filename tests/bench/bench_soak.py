@@ -27,7 +27,7 @@ import trio
 
 from agentcade.commands.e2e import PLANS, _play_step
 from agentcade.core.trace import Trace
-from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer

@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python tests/bench/bench_vad.py`` (needs espeak-ng; about a minute).
 
 Ten game lines spoken by espeak-ng (the default Mandarin voice) at 16 kHz, 2.5 s apart,
-go through the simulated room (:class:`agentcade.testing.room.RoomMixer`: fan noise,
+go through the simulated room (:class:`agentcade.sim.room.RoomMixer`: fan noise,
 television-like bursts between lines, a quiet child) in 60 ms frames — the robot's
 microphone frame — into each detector. "Found" counts lines that started exactly one
 utterance which ended before the next line; a start with no line in it is a false start.
@@ -18,7 +18,7 @@ import time
 
 import trio
 
-from agentcade.testing.room import Room, RoomMixer, parse_room
+from agentcade.sim.room import Room, RoomMixer, parse_room
 from agentcade.voice.tts import EspeakSynthesizer
 from agentcade.voice.tuning import Tuning
 from agentcade.voice.vad import make_detector

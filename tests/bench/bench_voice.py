@@ -31,7 +31,7 @@ import trio
 from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import OfflineMainModel
-from agentcade.testing.sim import SimDevice, open_sim_robot
+from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import EspeakSynthesizer

@@ -32,7 +32,7 @@ device itself falls behind (its loop starved, a frame sent more than
 :data:`BEHIND_S` after it was due), it says so: ``sim_behind`` in the trace when it has
 caught up again (how late it was at worst, how many frames), and :attr:`SimAudio.behind`,
 so a test tells a simulator's artifact from a host's bug. A robot whose clock must not
-wait for a busy host runs in a process of its own: :mod:`agentcade.testing.sim_process`.
+wait for a busy host runs in a process of its own: :mod:`agentcade.sim.process`.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from typing import Any
 import trio
 
 from agentcade.core.trace import NULL_TRACE, Trace
-from agentcade.testing._nack import _Nack
-from agentcade.testing.room import Room, RoomMixer
+from agentcade.sim._nack import _Nack
+from agentcade.sim.room import Room, RoomMixer
 
 __all__ = ["BEHIND_S", "MIC_FRAME_BYTES", "MIC_FRAME_SECONDS", "SimAudio", "SimClip", "SimMicrophone"]
 
@@ -117,7 +117,7 @@ class SimClip:
 
 class SimMicrophone:
     """What the simulated microphone hears next: PCM queued by :meth:`feed`, else silence,
-    in the room's noise and echo when it has a :class:`~agentcade.testing.room.RoomMixer`."""
+    in the room's noise and echo when it has a :class:`~agentcade.sim.room.RoomMixer`."""
 
     def __init__(self, mixer: RoomMixer | None = None) -> None:
         self.mixer = mixer
@@ -185,7 +185,7 @@ class _OpusEncoder:
 
 
 class SimAudio:
-    """Microphone, speaker and back touch of a :class:`~agentcade.testing.sim.SimDevice`.
+    """Microphone, speaker and back touch of a :class:`~agentcade.sim.SimDevice`.
 
     Args:
         broadcast: sends a text or binary frame to every connected client.

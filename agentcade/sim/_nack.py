@@ -1,7 +1,7 @@
 """The simulated device's refusal of a command (``sys.nack`` with a reason).
 
-Its own module so the device (``sim``) and its audio side (``sim_audio``) can both raise it
-without importing each other.
+Its own module so the firmware, the link and the audio side (``audio``, which both of the
+others import) can all raise it without importing one another.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ as in a family room. ``--room child=espeak`` keeps espeak-ng's voice.
 
 from __future__ import annotations
 
-from agentcade.testing.room import Room
+from agentcade.sim.room import Room
 from agentcade.voice.tts import EspeakSynthesizer, NeuralSynthesizer, Synthesizer
 
 __all__ = ["CHILD_PITCH", "MICROPHONE_RATE", "child_voice"]

@@ -7,9 +7,9 @@ that the operating system has descheduled (measured with two CPU-bound processes
 on two cores: frames up to 762 ms late, 95 times in 40 sentences). In a process of its own,
 with its own interpreter, it is scheduled like any program that sleeps most of the time.
 
-:func:`open_sim_process_robot` starts ``python -m agentcade.testing.sim_process``, which
-serves a :class:`~agentcade.testing.sim.SimDevice` (the room and speed given) on
-:class:`~agentcade.testing.sim.WallClock` and answers a small control connection (one JSON
+:func:`open_sim_process_robot` starts ``python -m agentcade.sim.process``, which
+serves a :class:`~agentcade.sim.SimDevice` (the room and speed given) on
+:class:`~agentcade.sim.WallClock` and answers a small control connection (one JSON
 line each way: feed the microphone, read the clips and the device's lateness), and connects
 a real SDK robot to it. ``robot.device`` is a :class:`SimProcess`: the subset of the device's
 test hooks a voice bench uses (``audio.microphone.feed``/``drained``, ``audio.clips``,
@@ -38,8 +38,8 @@ import trio
 
 from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.daemon import ask_daemon
-from agentcade.device.robots import SdkRobot, watched
-from agentcade.testing.room import Room
+from agentcade.device.sdk_robot import SdkRobot, watched
+from agentcade.sim.room import Room
 
 __all__ = ["SimProcess", "SimProcessRobot", "open_sim_process_robot"]
 
@@ -186,10 +186,10 @@ async def open_sim_process_robot(
     notice: Callable[[str], None] | None = None,
 ) -> AsyncIterator[SimProcessRobot]:
     """Start a simulated robot in a process of its own and connect a real SDK robot to it
-    (``out``, ``notice``: as :func:`~agentcade.testing.sim.open_sim_robot`'s)."""
+    (``out``, ``notice``: as :func:`~agentcade.sim.open_sim_robot`'s)."""
     spec = base64.b64encode(pickle.dumps({"room": room, "speed": speed})) + b"\n"
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "agentcade.testing.sim_process"],
+        [sys.executable, "-m", "agentcade.sim.process"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )
     assert proc.stdin is not None
@@ -233,7 +233,7 @@ async def open_sim_process_robot(
 
 
 async def _serve(spec: dict[str, Any]) -> None:
-    from agentcade.testing.sim import SimDevice
+    from agentcade.sim.device import SimDevice
 
     device = SimDevice(room=spec["room"], audio_speed=spec["speed"])
     async with trio.open_nursery() as nursery:
@@ -276,7 +276,7 @@ async def _control(device: Any, stream: trio.SocketStream) -> None:
 
 
 def main() -> None:
-    from agentcade.testing.sim import WallClock
+    from agentcade.sim.robot import WallClock
 
     spec = pickle.loads(base64.b64decode(sys.stdin.buffer.readline()))  # from our own parent
     trio.run(_serve, spec, clock=WallClock())

@@ -1,0 +1,78 @@
+"""What a game's model may claim: no verdict and no progress the game's own code did not make.
+
+A weak model says "猜对了！" to a wrong guess, "这是第三题" with no new question, "好，重新想
+一个数" and calls nothing. Beside the speech guard (:mod:`agentcade.core.guard`: lines never
+to be said to a child) and speech cleaning (:mod:`agentcade.core.speech`: what can be said
+at all), this is the third policing of the model's words: a sentence that announces a
+verdict (:func:`has_verdict`) or claims the game moved on (:func:`claims_progress`) stands
+only when this turn's code produced it (:func:`may_judge`, :func:`may_claim`, given what the
+hooks and tools returned this turn). ``SkillAgent`` drops the others before they are
+spoken; the main agent uses the same words to know a game's line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["VERDICT_WORDS", "claims_progress", "has_verdict", "may_claim", "may_judge"]
+
+VERDICT_WORDS = ("猜对", "答对", "猜中", "说对了", "猜错", "答错", "不对哦", "得分", "加分", "扣分")
+_POINTS_RE = re.compile(r"得[了到]?[一二两三四五六七八九十\d]+分")
+_PROGRESS_RE = re.compile(
+    r"第[一二两三四五六七八九十百\d]+(?:题|道|局|轮|幅)|重新想|画好[了啦]|画完[了啦]|听好了|下一[题道个局幅]是"
+    r"|画了一[个只幅张]|我画了|开始画[了啦]|新想了一个|想好了一个"
+)
+"""Words that claim the game moved on (这是第三题, 重新想一个数, 画好了, 听好了：<a riddle>,
+我画了一个小动物 on a blank screen)."""
+_RESTART_RE = re.compile(
+    r"(?:开始|来|开)(?:新的)?一局|重新开始|换一个数|下一个数|新的一[局轮]|重新来|开始游戏|游戏开始"
+)
+"""Words that claim a new round began (好，我们来新的一局); an offer (要不要再来一局？) is no claim."""
+_OFFER_RE = re.compile(r"要不要|想不想|好不好|行不行|可以吗|[吗？?]")
+
+
+def has_verdict(text: str) -> bool:
+    """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 得三分 …)."""
+    return any(word in text for word in VERDICT_WORDS) or bool(_POINTS_RE.search(text))
+
+
+def claims_progress(text: str) -> list[str]:
+    """What ``text`` claims the game did (第三题, 重新想, 画好, 听好了, 我画了, 新的一局 …), as
+    stems; an offer ("要不要再来一局？") claims nothing."""
+    claims = [re.sub(r"[了啦]$", "", m.group()) for m in _PROGRESS_RE.finditer(text)]
+    if not _OFFER_RE.search(text):
+        claims += [m.group() for m in _RESTART_RE.finditer(text)]
+    return claims
+
+
+def _produced(results: Sequence[Any]) -> str:
+    """What this turn's hooks and tools returned, as one text to look claims up in."""
+    return json.dumps(list(results), ensure_ascii=False, default=str)
+
+
+def may_claim(text: str, results: Sequence[Any], *, kind: str, acted: bool) -> bool:
+    """Whether ``text``'s claims of progress stand: a number (第三题) must be the one the
+    hook or a tool said (in ``results``); "重新想", "画好了" need a game tool that ran this
+    turn (``acted``). On ``start`` the game does begin: only numbered claims are checked."""
+    produced = _produced(results)
+    for claim in claims_progress(text):
+        if kind == "start" and not claim.startswith("第"):
+            continue
+        numbered = claim.startswith("第")
+        if claim not in produced and (numbered or not acted):
+            return False
+    return True
+
+
+def may_judge(text: str, results: Sequence[Any], *, kind: str, judged: bool) -> bool:
+    """Whether ``text`` may announce a verdict or a score: it has none, the runtime judged
+    this message itself (``judged``), or the verdict's words are in what code returned."""
+    if not has_verdict(text) or (judged and kind == "message"):
+        return True
+    produced = _produced(results)
+    return any(w in produced for w in VERDICT_WORDS if w in text) or bool(
+        _POINTS_RE.search(produced)
+    )

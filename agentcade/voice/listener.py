@@ -35,6 +35,7 @@ from agentcade.voice.vad import SileroDetector, make_detector
 __all__ = ["Listener", "MicrophoneClosed"]
 
 BYTES_PER_MS = MIC_RATE * 2 / 1000
+_UNHEARD = (turn.State.RELEASED, turn.State.DROPPED)  # keeps no audio: never recognised
 
 
 class MicrophoneClosed(DeviceError):
@@ -71,7 +72,8 @@ class Listener:
         self._detector = make_detector(self.tuning)
         self._deaf, self._echo, self._speaking = deaf, echo, speaking
         self._on_hold, self._on_utterance, self._actionable = on_hold, on_utterance, actionable
-        self._on_barge_in, self._on_release = on_barge_in or _nothing, on_release or _nothing
+        self._on_barge_in = on_barge_in or (lambda: None)
+        self._on_release = on_release or (lambda: None)
 
     async def hear(self) -> Heard:
         """The next utterance, recognised (its text may be "": nothing understood); a voice
@@ -158,7 +160,7 @@ class Listener:
                 while not machine.done:
                     audio, event = await self._next()
                     decisions_now = machine.feed(event)
-                    if isinstance(event, turn.Frame) and not machine.cut:
+                    if isinstance(event, turn.Frame) and machine.state not in _UNHEARD:
                         kept.append(audio)
                         if speculative is None:
                             send.send_nowait(audio)
@@ -194,7 +196,3 @@ class Listener:
         trace.record("asr_final", text=text, asr_ms=heard.asr_ms,
                      recognizer=self._recognizer.name, early=end.early)
         return heard
-
-
-def _nothing() -> None:
-    pass

@@ -588,10 +588,10 @@ def judge_robot_step(
         problem("nothing was said")
     for pattern in step.spoken:
         if not re.search(pattern, said):
-            problem(f"did not say /{pattern}/")
+            problem(f"did not say /{pattern}/: 「{said}」")
     for pattern in step.never:
         if re.search(pattern, said):
-            problem(f"said /{pattern}/")
+            problem(f"said /{pattern}/: 「{said}」")
     calls = [str(r["call"]) for r in records if r["type"] == "directive_executed" and not r.get("reset")]
     if step.device is not None:
         if not step.device and calls:

@@ -115,8 +115,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("games", nargs="*", metavar="GAME",
                    help="built-in game ids (default: every built-in game with robot steps)")
     p.add_argument("--game", action="append", default=[], metavar="DIR|URL", dest="extra",
-                   help="a game of your own: its scenarios.yaml's robot steps (may repeat; then "
-                        "only the built-in games named are played too)")
+                   help="a game of your own: its scenarios.yaml's robot steps (may repeat); "
+                        "without GAME ids only the games given so are offered and played")
     p.add_argument("--scenarios", metavar="FILE", type=Path,
                    help="with --game URL: the scenarios file with its robot steps")
     p.add_argument("--robot", default="sim",
@@ -167,7 +167,8 @@ def extra_plan(location: str, scenarios_file: Path | None) -> GamePlan:
     scenarios = load_robot_scenarios(path)
     if not scenarios:
         raise InputError(f"{path}: no robot steps: add a 'robot:' list (see the guide, 真机测试)")
-    return GamePlan(label, tuple(scenarios))
+    started = [step.game for scenario in scenarios for step in scenario.steps if step.game]
+    return GamePlan(started[0] if started else label, tuple(scenarios))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -245,7 +246,9 @@ async def _run_all(
             if not isinstance(robot, SdkRobot):
                 raise DeviceError("unavailable", "connect", f"{args.robot} is not a robot with a voice")
             voice = VoiceRobot(robot, synthesizer, trace=trace, print_speech=False)
-            async with open_pipeline(voice, games=args.extra, remote=[], trace=trace) as (agent, _registry):
+            builtins = bool(args.games or not args.extra)  # --game alone: only the game under test
+            async with open_pipeline(voice, games=args.extra, builtins=builtins, remote=[],
+                                     trace=trace) as (agent, _registry):
                 loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, greet=False,
                                  barge_in=settings.barge_in, speed=args.sim_speed if sim else 1.0)
                 async with running(loop):

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from agentcade.check.scenarios import Step, fill_line, gesture_of, judge_robot_step
+from agentcade.check.scenarios import (
+    Step,
+    fill_line,
+    gesture_of,
+    judge_robot_step,
+    load_robot_scenarios,
+)
 from agentcade.cli import main
 from agentcade.commands.e2e import builtin_plans
 from tests.needs import need_module
@@ -163,3 +169,13 @@ def test_a_hidden_answer_said_too_early_fails_the_step() -> None:
     problems = judge_robot_step(step, records, revealed=None, secrets=["茶壶"], heard=True,
                                 shown=False, playing=True)
     assert problems == ["the hidden answer was said"]
+
+
+def test_the_guides_robot_steps_example_loads(tmp_path: Path) -> None:
+    guide = (ROOT / "docs" / "guide.zh-CN.md").read_text(encoding="utf-8")
+    section = guide.split("#### 写真机测试的台词", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "scenarios.yaml"
+    path.write_text(example, encoding="utf-8")
+    [scenario] = load_robot_scenarios(path)
+    assert [s.route for s in scenario.steps] == ["start", "forward", None, "end"]

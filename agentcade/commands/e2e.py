@@ -67,15 +67,14 @@ from agentcade.wiring.robot import open_robot
 from agentcade.wiring.voice import SCENARIO_SILENCE_BYTES, VoiceLoop, running
 
 SEED = 3
-"""The games draw from Python's shared random generator: seeded, every run says the same lines.
-What the robot hears of a line still differs a little from run to run (where the line falls
-in the microphone's frames, as the simulated robot's timing decides), and a one-syllable
-answer is fragile: 鸡 said alone was heard 5 times in 8 (as 丁, 请, 骑 otherwise;
-`agentcade e2e` failed on it in CI as 字 and as 是). So the drawing's answer is asked as a
-guess, 是X吗, which the recogniser hears best (34 of the 43 animals; 26 said alone; 是鸡吗
-11 times in 12). With seed 3 the
-embedded recogniser heard all 39 lines well enough; with 2026 and 1 it misheard the drawing's
-answer (瓢虫, 猴子). tests/bench/bench_recognise.py prints the figures."""
+"""The games draw from Python's shared random generator, seeded once before the first game
+(the games play in the order of their ids): every run says the same lines as long as every
+step goes the same way. What the robot hears of a line still differs a little from run to
+run (where the line falls in the microphone's frames, as the simulated robot's timing
+decides), and a one-syllable answer is fragile: 鸡 said alone was heard 5 times in 8 (as 丁,
+请, 骑 otherwise). So the built-in drawing's answer is asked as a guess, 是X吗, which the
+recogniser hears best (34 of the 43 animals; 26 said alone; 是鸡吗 11 times in 12).
+tests/bench/bench_recognise.py prints the figures."""
 FAILED = 1
 USAGE = 2
 UNREACHABLE = 3

@@ -486,7 +486,7 @@ async def test_a_broken_scenarios_file_is_one_finding_naming_its_line(tmp_path: 
     assert finding.status == "fail"
     assert finding.message.endswith("scenarios.yaml:5: scenario '魔法', step 2: unknown step kind or key "
                                     "['sing']; a step says one of start, say, end, and may have "
-                                    "['device', 'judged', 'name', 'never', 'session', 'spoken', 'wrong']")
+                                    "['answer', 'device', 'judged', 'name', 'never', 'session', 'spoken', 'wrong']")
 
 
 async def test_a_directive_no_line_reaches_is_not_exercised_never_passed(tmp_path: Path) -> None:

@@ -179,3 +179,9 @@ def test_the_guides_robot_steps_example_loads(tmp_path: Path) -> None:
     path.write_text(example, encoding="utf-8")
     [scenario] = load_robot_scenarios(path)
     assert [s.route for s in scenario.steps] == ["start", "forward", None, "end"]
+
+
+def test_an_answer_pattern_says_the_part_of_the_reported_answer_it_names() -> None:
+    step = Step("message", "我猜{answer}", line=7, answer="数是(.+)")
+    assert fill_line(step, ["数是八", "就是八"]) == ("我猜八", None)
+    assert "matches 'answer'" in str(fill_line(step, ["八"])[1])

@@ -90,7 +90,7 @@ _KINDS: dict[str, Literal["start", "message", "end"]] = {
     "say": "message",
     "end": "end",
 }
-_STEP_KEYS = {"start", "say", "end", "name", "judged", "spoken", "never", "device", "session", "wrong"}
+_STEP_KEYS = {"start", "say", "end", "name", "judged", "spoken", "never", "device", "session", "wrong", "answer"}
 _ROBOT_KEYS = {"route", "game", "gesture", "reveal", "standby", "drawn_before", "during", "busy", "cancels"}
 _INTERNAL_RE = re.compile(r"[<>{}\[\]【】`]|\b[a-z]+_[a-z_]+\b|must_say|user_text|already_said|json", re.I)
 
@@ -114,6 +114,9 @@ class Step:
     """What the step tries (the e2e table's "step" column); the line when not given."""
     wrong: tuple[str, ...] = ()
     """Wrong answers ``{wrong}`` stands for: the first that is not the game's answer."""
+    answer: str | None = None
+    """A regular expression with one group: ``{answer}`` is that group of the first answer
+    the game reports that matches it (the game says 数是八, the line wants 八)."""
     route: str | None = None
     """Robot steps: the main agent's route (start, forward, end)."""
     game: str | None = None
@@ -339,11 +342,14 @@ def _step(path: Path, what: str, item: Any, near: int, *, robot: bool) -> Step:
         raise InputError(f"{where}: {{wrong}} needs the step's 'wrong:' list of wrong answers")
     name = item.get("name", "")
     game = item.get("game")
+    answer = patterns("answer")
+    if answer and re.compile(answer[0]).groups != 1:
+        raise InputError(f"{where}: 'answer' must have one group, like 数是(.+)")
     drawn_before = patterns("drawn_before")
     return Step(
         _KINDS[said[0]], text, judged, patterns("spoken"), patterns("never"),
         tuple(device) if device is not None else None, choice("session", ("active", "ended")),
-        line=line, name=str(name), wrong=tuple(str(w) for w in wrong),
+        line=line, name=str(name), wrong=tuple(str(w) for w in wrong), answer=answer[0] if answer else None,
         route=choice("route", ("start", "forward", "end")),
         game=str(game) if game is not None else None,
         gesture=choice("gesture", ("nod", "shake", "none")), reveal=flag("reveal"),
@@ -370,6 +376,11 @@ def fill_line(step: Step, hidden: Sequence[str] | None) -> tuple[str, str | None
                     "unrevealed() is empty here (no question in play, or its answer was already "
                     "said); put the step where a question is open")
     answer = hidden[0]
+    if step.answer is not None:
+        found = next((m for h in hidden if (m := re.search(step.answer, h))), None)
+        if found is None:
+            return "", f"no answer the game reports ({'、'.join(hidden)}) matches 'answer' /{step.answer}/"
+        answer = found.group(1)
     if "{wrong}" in text:
         wrong = next((w for w in step.wrong if w not in answer and answer not in w), None)
         if wrong is None:

@@ -475,6 +475,20 @@ def tiny_game(tmp_path: Path, when: str, *, motion: bool = False) -> Path:
     return game
 
 
+async def test_a_broken_scenarios_file_is_one_finding_naming_its_line(tmp_path: Path) -> None:
+    game = tiny_game(tmp_path, '"芝麻开门" in turn.text')
+    (game / "scenarios.yaml").write_text(
+        "scenarios:\n  - name: 魔法\n    steps:\n      - start: 开始\n      - sing: 芝麻开门\n",
+        encoding="utf-8",
+    )
+    result = await run_check(str(game))
+    [finding] = [f for f in result.findings if f.rule == "SCENARIOS-FILE"]
+    assert finding.status == "fail"
+    assert finding.message.endswith("scenarios.yaml:5: scenario '魔法', step 2: unknown step kind or key "
+                                    "['sing']; a step says one of start, say, end, and may have "
+                                    "['answer', 'device', 'judged', 'name', 'never', 'session', 'spoken', 'wrong']")
+
+
 async def test_a_directive_no_line_reaches_is_not_exercised_never_passed(tmp_path: Path) -> None:
     """The author's case: the only directive sits on a path no line of check reaches, and
     motion is not declared. Check cannot see it, so it says so instead of ✓."""

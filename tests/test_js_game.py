@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from agentcade.cli import main
-from tests.needs import need_program
+from tests.needs import need_module, need_program
+from tests.processes import run_voice_command
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "js_riddle"
@@ -69,6 +70,18 @@ def test_test_plays_the_js_games_scenarios(js_game: str, capsys: pytest.CaptureF
     assert "合计：10/10 通过（100%）" in out
 
 
+def test_e2e_speaks_the_js_games_own_robot_steps_and_every_one_passes(js_game: str, tmp_path: Path) -> None:
+    """The guide's robot test of a game in another process: its ``robot:`` steps said in the
+    child's voice on the simulated robot, heard by the embedded recogniser, played over A2A."""
+    need_module("faster_whisper", install="pip install -e '.[voice]'")
+    need_module("ai_edge_litert", install="pip install -e '.[voice]'")
+    done = run_voice_command(tmp_path, "e2e", "--game", js_game, "--scenarios",
+                             str(EXAMPLE / "scenarios.yaml"), timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "—— 5/5 steps passed"
+    assert "| js_riddle | start by alias |" in done.stdout
+
+
 def test_a_scenario_the_js_game_fails_is_reported_with_what_was_heard(
     js_game: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -84,7 +97,7 @@ def test_a_scenario_the_js_game_fails_is_reported_with_what_was_heard(
 @pytest.mark.parametrize(
     ("step", "needs"),
     [("      - say: 我猜是水\n        judged: true\n", "'judged' needs the game's own trace"),
-     ("      - say: 我猜是{answer}\n", "{answer} needs the game's unrevealed()")],
+     ("      - say: 我猜是{answer}\n", "scenarios.yaml:5: scenario 'x': {answer}/{wrong} needs the game's unrevealed answer")],
     ids=["judged", "answer"],
 )
 def test_what_a_remote_game_cannot_show_is_a_one_line_error(

@@ -203,6 +203,16 @@ def test_a_planted_core_import_of_the_device_layer_fails(tree_copy: Path) -> Non
     assert "agentcade.core.skill (core) imports agentcade.device.validate (device)" in problems[0]
 
 
+def test_a_planted_import_of_the_commands_from_below_them_fails(tree_copy: Path) -> None:
+    """The CLI is the top: ``check`` (and everything below) never borrows from a command."""
+    planted = tree_copy / "agentcade" / "check" / "planted.py"
+    planted.write_text("def lazy() -> None:\n    from agentcade.commands.test import run\n", encoding="utf-8")
+    assert layering_violations(tree_copy) == [
+        "agentcade/check/planted.py:2: agentcade.check.planted (app) imports "
+        "agentcade.commands.test (commands)"
+    ]
+
+
 def test_a_game_importing_an_internal_module_fails(tree_copy: Path) -> None:
     agent = tree_copy / "games" / "riddle" / "agent.py"
     agent.write_text(agent.read_text(encoding="utf-8") + "\nfrom agentcade.game.turn import Turn\n", encoding="utf-8")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentcade.check.scenarios import SCENARIO_FILE
 from agentcade.cli import main
-from agentcade.commands._scenarios import SCENARIO_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = ROOT / "tests" / "data" / "games" / "probe"
@@ -82,12 +82,20 @@ def test_a_made_up_verdict_counts_and_fails(probe, capsys, monkeypatch) -> None:
     ("content", "message"),
     [
         (None, "scenarios.yaml: missing"),
-        ("scenarios: []", "needs a non-empty list under 'scenarios:'"),
-        ("scenarios:\n  - name: x\n    steps:\n      - say: 你好\n        heard: [x]\n", "unknown keys ['heard']"),
-        ("scenarios:\n  - name: x\n    steps:\n      - say: a\n        spoken: ['(']\n", "is not valid"),
-        ("scenarios: [", "cannot be read as YAML"),
+        ("scenarios: []", "scenarios.yaml:1: needs a non-empty list under 'scenarios:'"),
+        ("scenarios:\n  - name: x\n    steps:\n      - say: 你好\n        heard: [x]\n",
+         "scenarios.yaml:4: scenario 'x', step 1: unknown step kind or key ['heard']"),
+        ("scenarios:\n  - name: x\n    steps:\n      - start: 玩\n      - ask: 你好\n",
+         "scenarios.yaml:5: scenario 'x', step 2: unknown step kind or key ['ask']"),
+        ("scenarios:\n  - name: x\n    steps:\n      - say: a\n        spoken: ['(']\n",
+         "scenarios.yaml:4: scenario 'x', step 1: 'spoken' pattern '(' is not valid"),
+        ("scenarios:\n  - name: x\n    steps:\n      - say: a\n        route: start\n",
+         "scenarios.yaml:4: scenario 'x', step 1: ['route'] only a robot step can expect"),
+        ("scenarios:\n  - name: x\n    steps:\n      - say: 我猜{wrong}\n",
+         "scenarios.yaml:4: scenario 'x', step 1: {wrong} needs the step's 'wrong:' list"),
+        ("scenarios:\n  - name: x\n    steps:\n      - say: [\n", "scenarios.yaml:5: cannot be read as YAML"),
     ],
-    ids=["missing", "empty", "unknown-key", "bad-pattern", "bad-yaml"],
+    ids=["missing", "empty", "unknown-key", "unknown-kind", "bad-pattern", "robot-key", "wrong-list", "bad-yaml"],
 )
 def test_a_bad_scenario_file_is_one_line_saying_what_to_fix(probe, capsys, content, message) -> None:
     if content is not None:
@@ -135,5 +143,5 @@ def test_an_answer_with_nothing_unrevealed_is_a_clear_scenario_error(probe, caps
     write(probe, "scenarios:\n  - name: 说答案\n    steps:\n      - start: 玩\n      - say: 我猜是{answer}\n")
     assert main(["test", str(probe)]) == 1
     out = capsys.readouterr().out
-    assert "step 2 (我猜是{answer}): {answer} has nothing to stand for" in out
+    assert "line 5: step 2 (我猜是{answer}): {answer} has nothing to stand for" in out
     assert "unrevealed() is empty" in out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcade.commands._scenarios import Scenario, Step, play_scenario
+from agentcade.check.scenarios import Scenario, Step, play_scenario
 from agentcade.game.loader import load_game
 from agentcade.judge import help_request, small_talk
 

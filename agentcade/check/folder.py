@@ -23,7 +23,9 @@ from agentcade.check.rules import (
     DEFAULT_TIMEOUT,
     CheckResult,
 )
+from agentcade.check.scenarios import SCENARIO_FILE, load_scenarios
 from agentcade.check.session import GameCalls, ScenarioLines, check_session
+from agentcade.core.errors import InputError
 from agentcade.core.settings import AgentSettings
 from agentcade.core.skill import RULES as SKILL_RULES, Skill, check_skill
 from agentcade.core.trace import Trace
@@ -115,7 +117,7 @@ async def _check_folder(
                 served = f"http://127.0.0.1:{_port}/"
                 await check_session(
                     result, served, say=say, timeout=timeout, client=client, local=True,
-                    game_calls=game_calls, scenarios=_scenario_lines(path),
+                    game_calls=game_calls, scenarios=_scenario_lines(result, path),
                 )
                 nursery.cancel_scope.cancel()
     except (SettingsError, GameLoadError, OSError) as exc:  # settings, start-up
@@ -128,18 +130,18 @@ async def _check_folder(
     return result
 
 
-def _scenario_lines(folder: Path) -> list[ScenarioLines]:
-    """The lines of ``scenarios.yaml`` (none when it is missing or does not load: ``agentcade
-    test`` reports that), so check exercises the paths the author wrote scenarios for."""
-    from agentcade.commands._scenarios import SCENARIO_FILE, load_scenarios
-    from agentcade.core.errors import InputError
-
+def _scenario_lines(result: CheckResult, folder: Path) -> list[ScenarioLines]:
+    """The lines of ``scenarios.yaml`` (none when it is missing), so check exercises the
+    paths the author wrote scenarios for; one that does not load is ``SCENARIOS-FILE``."""
     if not (folder / SCENARIO_FILE).is_file():
+        result.skip("SCENARIOS-FILE", "no scenarios.yaml")
         return []
     try:
         scenarios = load_scenarios(folder)
-    except InputError:
+    except InputError as exc:
+        result.problem("SCENARIOS-FILE", str(exc), "fix scenarios.yaml at the line named (see the guide, 场景测试)")
         return []
+    result.ok("SCENARIOS-FILE")
     return [ScenarioLines(s.name, tuple((step.kind, step.text) for step in s.steps)) for s in scenarios]
 
 

@@ -43,6 +43,7 @@ _OWN_RULES: dict[str, tuple[Level, str]] = {
     "SETTINGS-UNDECLARED": ("warn", "every setting config.py reads is listed in settings.yaml"),
     "TOOLS-BLOCKING": ("warn", "no tool or hook calls something that blocks (time.sleep, requests)"),
     "SETTINGS-ENV-EXAMPLE": ("warn", ".env.example lists what settings.yaml says"),
+    "SCENARIOS-FILE": ("fail", "scenarios.yaml, when there is one, loads"),
     "CATALOG-ID-BUILTIN": ("fail", "the id is not a built-in game's"),
     "CATALOG-ID-DUPLICATE": ("fail", "the id is not another catalog game's"),
     "CARD-READABLE": ("fail", "the agent card is readable"),

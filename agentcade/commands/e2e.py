@@ -1,25 +1,27 @@
 """``agentcade e2e``: the guide's robot test (5. 真机测试), spoken for the user and judged.
 
-For each built-in game a script of lines from the guide's table is *spoken*: start by name
-and by alias, a wrong answer, a hint, a chat line mid-game, the right answer, give up,
-结束游戏. Each line is judged from the trace of what the host did with it: routed right (the
-main agent's route and game), judged by the game's code or not, nod or shake, what was
-said (and that no hidden answer was said too early), the answer revealed at the end, the
-screen back to standby after the game, a drawing complete before 画好啦. A table of steps
-is printed; the exit code is 1 when a step failed.
+Each game's robot steps are the ``robot:`` list of its ``scenarios.yaml``, played by the one
+scenario engine (``agentcade.check.scenarios``): a built-in game's own file, or with
+``--game DIR|URL`` a game of the author's (an address takes ``--scenarios FILE``). Each
+line is *spoken*, and judged from the trace of what the host did with it: routed right
+(the main agent's route and game), judged by the game's code or not, nod or shake, what was
+said (and that no hidden answer was said too early), the answer revealed, the screen back
+to standby after the game, a drawing complete before a sentence. ``{answer}`` is the answer
+the game itself reports unrevealed through its client (``ReportsUnrevealed``), asked when
+the line is said; a game that reports none (an address) cannot be asked it. A table of
+steps is printed; the exit code is 1 when a step failed.
 
-``--robot sim`` (CI): espeak-ng speaks each line into the simulated robot's microphone
-(in ``--room`` when given), the rest is ``run``'s path: Silero detection, the recogniser
-(the scripted one when no ``ASR_PROVIDER`` is set: it knows the line and checks the audio
-fits it), the main agent, the games, espeak-ng on the simulated speaker. ``--robot
-ws://…`` or ``app``: a real robot next to this computer; the lines are played through the
-computer's speaker (the ``sounddevice`` package) for the robot's microphone and the
-configured speech recognition. Lines with the game's hidden answer (``{answer}``) are
-resolved when they are said, from the game's live session in this process.
+``--robot sim`` (CI): the child's voice speaks each line into the simulated robot's
+microphone (in ``--room`` when given), the rest is ``run``'s path: Silero detection, the
+recogniser (the scripted one when ``ASR_PROVIDER=scripted``: it knows the line and checks
+the audio fits it), the main agent, the games, the robot's voice on the simulated speaker.
+``--robot ws://…`` or ``app``: a real robot next to this computer; the lines are played
+through the computer's speaker (the ``sounddevice`` package) for the robot's microphone and
+the configured speech recognition.
 
-Exit codes: 0 every step passed; 1 a step failed (or espeak-ng is missing); 2 options that
-do not go together, an unknown game, no speech recognition or no ``sounddevice`` for a
-real robot; 3 the robot cannot be reached.
+Exit codes: 0 every step passed; 1 a step failed (or the voice is missing); 2 options that
+do not go together, an unknown game, a scenarios file that does not load, no speech
+recognition or no ``sounddevice`` for a real robot; 3 the robot cannot be reached.
 """
 
 from __future__ import annotations
@@ -27,23 +29,30 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
-import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
 import trio
 
+from agentcade.check.scenarios import (
+    SCENARIO_FILE,
+    Scenario,
+    Step,
+    fill_line,
+    judge_robot_step,
+    load_robot_scenarios,
+)
 from agentcade.commands.run import SIM_ECHO
-from agentcade.core.errors import DeviceError, VoiceError
-from agentcade.core.judge import spell_number
+from agentcade.core.errors import DeviceError, InputError, VoiceError
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
 from agentcade.device.robots import DEFAULT_DESKTOP_URL, SdkRobot
-from agentcade.game.client import InProcessGameClient
-from agentcade.game.skill_agent import SkillAgent
+from agentcade.game.client import ReportsUnrevealed, is_url
+from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import MainAgent
 from agentcade.sim.child import child_voice
 from agentcade.sim.room import RoomError, parse_room
@@ -59,152 +68,57 @@ from agentcade.wiring.voice import SCENARIO_SILENCE_BYTES, VoiceLoop, running
 from agentcade.wiring.voice_services import VoiceServices
 
 SEED = 3
-"""The games draw from Python's shared random generator: seeded, every run says the same lines.
-What the robot hears of a line still differs a little from run to run (where the line falls
-in the microphone's frames, as the simulated robot's timing decides), and a one-syllable
-answer is fragile: 鸡 said alone was heard 5 times in 8 (as 丁, 请, 骑 otherwise;
-`agentcade e2e` failed on it in CI as 字 and as 是). So the drawing's answer is asked as a
-guess, 是X吗, which the recogniser hears best (34 of the 43 animals; 26 said alone; 是鸡吗
-11 times in 12). With seed 3 the
-embedded recogniser heard all 39 lines well enough; with 2026 and 1 it misheard the drawing's
-answer (瓢虫, 猴子). tests/bench/bench_recognise.py prints the figures."""
+"""The games draw from Python's shared random generator, seeded once before the first game
+(the games play in the order of their ids): every run says the same lines as long as every
+step goes the same way. What the robot hears of a line still differs a little from run to
+run (where the line falls in the microphone's frames, as the simulated robot's timing
+decides), and a one-syllable answer is fragile: 鸡 said alone was heard 5 times in 8 (as 丁,
+请, 骑 otherwise). So the built-in drawing's answer is asked as a guess, 是X吗, which the
+recogniser hears best (34 of the 43 animals; 26 said alone; 是鸡吗 11 times in 12).
+tests/bench/bench_recognise.py prints the figures."""
 FAILED = 1
 USAGE = 2
 UNREACHABLE = 3
 LINE_TIMEOUT = 90.0
 
-Gesture = Literal["nod", "shake", "none"]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One line to say and what must be true of what the host did with it."""
-
-    line: str
-    what: str
-    route: str | None = None
-    game: str | None = None
-    judged: bool | None = None
-    gesture: Gesture | None = None
-    spoken: str | None = None
-    reveal: bool = False
-    """The game's hidden answer (taken before the line) is said in this step."""
-    standby: bool = False
-    """The screen is put back to standby after the game (``session_reset``)."""
-    drawn_before: str | None = None
-    """All drawing frames ran before the sentence matching this was said."""
-    during: bool = False
-    """Said while the previous line's turn is still being worked on (the robot has said its
-    first sentence and is quiet): the game is busy."""
-    busy: bool = False
-    """The host answered that the game is still busy (``busy``) instead of forwarding."""
-    cancels: bool = False
-    """The turn in flight was cancelled (``turn_cancelled``): 结束游戏 took effect at once."""
-
-
 @dataclass(frozen=True)
 class GamePlan:
+    """One game's robot steps: the label of its rows and its ``robot:`` scenarios."""
+
     game: str
-    steps: tuple[Step, ...]
-    answer: Callable[[Any], str | None]
-    """The game's hidden answer as a child would say it, from its live agent."""
-    wrong: Callable[[str], str]
-    """A wrong answer, given the right one."""
+    scenarios: tuple[Scenario, ...]
 
-
-def _guess_answer(agent: Any) -> str | None:
-    target = getattr(agent, "target", None)
-    return spell_number(target) if isinstance(target, int) else None
-
-
-def _guess_wrong(answer: str) -> str:
-    return "十" if answer != "十" else "九"
-
-
-def _drawing_answer(agent: Any) -> str | None:
-    current = getattr(agent, "current", None)
-    return getattr(current, "answer", None)
-
-
-def _riddle_answer(agent: Any) -> str | None:
-    current = getattr(getattr(agent, "deck", None), "current", None)  # the template's Deck
-    return current.get("answer") if isinstance(current, dict) else None
-
-
-def _soup_answer(agent: Any) -> str | None:
-    puzzle = getattr(agent, "puzzle", None)
-    return getattr(puzzle, "bottom", None)
-
-
-PLANS: dict[str, GamePlan] = {
-    "guess_number": GamePlan("guess_number", (
-        Step("玩猜数字", "start by name", route="start", game="guess_number", spoken="一到二十"),
-        Step("我猜{wrong}", "wrong answer", route="forward", judged=True, gesture="shake",
-             spoken="大|小"),
-        Step("给我一点提示", "hint", route="forward", judged=False, gesture="none"),
-        Step("你今天开心吗", "chat mid-game", route="forward", judged=False),
-        Step("我猜{answer}", "right answer", route="forward", judged=True, gesture="nod",
-             spoken="对|中"),
-        Step("再来一局", "play again", route="forward", spoken="一到二十"),
-        Step("结束游戏", "结束游戏 reveals", route="end", reveal=True, standby=True),
-        Step("来玩数字游戏", "start by alias", route="start", game="guess_number"),
-        Step("不玩了", "end", route="end", reveal=True),
-    ), _guess_answer, _guess_wrong),
-    "draw_guess": GamePlan("draw_guess", (
-        Step("玩你画我猜", "start by name", route="start", game="draw_guess",
-             spoken="画好啦", drawn_before="画好啦"),
-        Step("{wrong}", "wrong answer", route="forward", judged=True, gesture="shake"),
-        Step("给我一点提示", "hint", route="forward", judged=False, gesture="none"),
-        Step("你喜欢画画吗", "chat mid-game", route="forward"),
-        Step("是{answer}吗", "right answer", route="forward", judged=True, gesture="nod"),
-        Step("下一题", "next drawing in code", route="forward", judged=False, spoken="第二题"),
-        Step("结束游戏", "结束游戏 reveals", route="end", reveal=True, standby=True),
-        Step("来玩猜动物", "start by alias", route="start", game="draw_guess"),
-        Step("我不猜了", "give up reveals", route="forward", reveal=True),
-        Step("结束游戏", "end", route="end", standby=True),
-        Step("玩你画我猜", "start, then talk", route="start", game="draw_guess"),
-        Step("是小猫吗", "talk while busy", during=True, busy=True, spoken="还在准备"),
-        Step("结束游戏", "end", route="end", standby=True),
-        Step("玩你画我猜", "start, then end", route="start", game="draw_guess"),
-        Step("结束游戏", "结束游戏 while busy", during=True, route="end", cancels=True,
-             standby=True),
-    ), _drawing_answer, lambda answer: "是大象吗" if answer != "大象" else "是长颈鹿吗"),
-    "riddle": GamePlan("riddle", (
-        Step("玩猜谜语", "start by name", route="start", game="riddle", spoken="你猜"),
-        Step("是不是{wrong}", "wrong answer", route="forward", judged=True, gesture="shake"),
-        Step("不知道", "hint", route="forward", judged=False, gesture="none"),
-        Step("猜不出来", "give up reveals", route="forward", reveal=True),
-        Step("下一个", "next riddle in code", route="forward", judged=False, spoken="第2个谜语"),
-        Step("结束游戏", "end", route="end", reveal=True, standby=True),
-        Step("来玩猜谜游戏", "start by alias", route="start", game="riddle"),
-        Step("结束游戏", "结束游戏 reveals", route="end", reveal=True),
-    ), _riddle_answer, lambda answer: "一张桌子" if "桌" not in answer else "一把雨伞"),
-    "turtle_soup": GamePlan("turtle_soup", (
-        Step("玩海龟汤", "start by name", route="start", game="turtle_soup", spoken="汤面|汤"),
-        Step("他是一个人吗", "a question", route="forward"),
-        Step("再说一遍", "汤面 again in code", route="forward", judged=False, spoken="再说一遍汤面"),
-        Step("你喜欢喝汤吗", "chat mid-game", route="forward"),
-        Step("结束游戏", "结束游戏 reveals", route="end", reveal=True, standby=True),
-        Step("来喝海龟汤", "start by alias", route="start", game="turtle_soup"),
-        Step("不玩了", "end", route="end", reveal=True),
-    ), _soup_answer, lambda answer: "是不是因为下雨"),
-}
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(step for scenario in self.scenarios for step in scenario.steps)
 
 
 @dataclass
 class Outcome:
     game: str
     step: Step
-    said: str
+    line: str
+    """The line said (``{answer}`` filled in)."""
     problems: list[str] = field(default_factory=list)
     heard: str = ""
     """What the recogniser made of the line (the real recogniser may hear it otherwise)."""
+    spoke: str = ""
+    """What the robot said after it."""
+
+    @property
+    def what(self) -> str:
+        return self.step.name or self.step.text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``agentcade e2e``."""
     p.add_argument("games", nargs="*", metavar="GAME",
-                   help=f"built-in game ids (default: all: {', '.join(PLANS)})")
+                   help="built-in game ids (default: every built-in game with robot steps)")
+    p.add_argument("--game", action="append", default=[], metavar="DIR|URL", dest="extra",
+                   help="a game of your own: its scenarios.yaml's robot steps (may repeat); "
+                        "without GAME ids only the games given so are offered and played")
+    p.add_argument("--scenarios", metavar="FILE", type=Path,
+                   help="with --game URL: the scenarios file with its robot steps")
     p.add_argument("--robot", default="sim",
                    help=f"sim (default: the simulated robot), app, or ws://HOST:PORT "
                         f"(a real robot next to this computer; e.g. {DEFAULT_DESKTOP_URL})")
@@ -212,16 +126,61 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sim-speed", type=float, default=4.0, metavar="N",
                    help="with --robot sim: how much faster than real time it runs (default 4)")
     p.add_argument("--seed", type=int, default=SEED, metavar="N",
-                   help=f"the games' random choices (the number, the drawing, the riddle; "
+                   help=f"the games' random choices (which question each draws; "
                         f"default {SEED}): the same lines every run")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Play every chosen game's script by voice and print the table."""
-    unknown = [g for g in args.games if g not in PLANS]
+def builtin_plans(ids: Sequence[str]) -> list[GamePlan]:
+    """The robot steps of the built-in games ``ids`` (all that have some, by id, when empty).
+
+    Raises:
+        InputError: an unknown id, a game without robot steps, or a file that does not load.
+    """
+    root = builtin_games_dir()
+    known = sorted(p.name for p in root.iterdir() if (p / "SKILL.md").is_file())
+    unknown = [g for g in ids if g not in known]
     if unknown:
-        print(f"agentcade e2e: no script for {', '.join(unknown)} (games: {', '.join(PLANS)})",
-              file=sys.stderr)
+        raise InputError(f"no built-in game {', '.join(unknown)} (games: {', '.join(known)})")
+    plans = []
+    for game in ids or known:
+        path = root / game / SCENARIO_FILE
+        scenarios = load_robot_scenarios(path) if path.is_file() else []
+        if scenarios:
+            plans.append(GamePlan(game, tuple(scenarios)))
+        elif ids:
+            raise InputError(f"{path}: no robot steps (a 'robot:' list) for {game}")
+    return plans
+
+
+def extra_plan(location: str, scenarios_file: Path | None) -> GamePlan:
+    """The robot steps of the game at ``location`` (a folder, or an address with ``scenarios_file``).
+
+    Raises:
+        InputError: no scenarios file, no robot steps in it, or one that does not load.
+    """
+    if is_url(location):
+        if scenarios_file is None:
+            raise InputError(f"{location}: a game at an address needs --scenarios FILE with its robot steps")
+        path, label = scenarios_file, location
+    else:
+        path, label = scenarios_file or Path(location) / SCENARIO_FILE, Path(location).resolve().name
+    scenarios = load_robot_scenarios(path)
+    if not scenarios:
+        raise InputError(f"{path}: no robot steps: add a 'robot:' list (see the guide, 真机测试)")
+    started = [step.game for scenario in scenarios for step in scenario.steps if step.game]
+    return GamePlan(started[0] if started else label, tuple(scenarios))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play every chosen game's robot steps by voice and print the table."""
+    if len(args.extra) > 1 and args.scenarios is not None:
+        print("agentcade e2e: --scenarios goes with one --game", file=sys.stderr)
+        return USAGE
+    try:
+        plans = builtin_plans(args.games) if args.games or not args.extra else []
+        plans += [extra_plan(location, args.scenarios) for location in args.extra]
+    except InputError as exc:
+        print(f"agentcade e2e: {exc}", file=sys.stderr)
         return USAGE
     sim = args.robot == "sim"
     if not sim and args.room:
@@ -251,7 +210,6 @@ def run(args: argparse.Namespace) -> int:
             print("agentcade e2e: speaking through the computer's speaker needs sounddevice "
                   "(pip install 'agentcade[e2e]')", file=sys.stderr)
             return USAGE
-    plans = [PLANS[g] for g in (args.games or PLANS)]
     random.seed(args.seed)
     try:
         outcomes = trio.run(_run_all, args, plans, room, settings, sim)
@@ -288,20 +246,23 @@ async def _run_all(
             if not isinstance(robot, SdkRobot):
                 raise DeviceError("unavailable", "connect", f"{args.robot} is not a robot with a voice")
             voice = VoiceRobot(robot, synthesizer, trace=trace, print_speech=False)
-            async with open_pipeline(voice, remote=[], trace=trace) as (agent, _registry):
+            builtins = bool(args.games or not args.extra)  # --game alone: only the game under test
+            async with open_pipeline(voice, games=args.extra, builtins=builtins, remote=[],
+                                     trace=trace) as (agent, _registry):
                 loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, greet=False,
                                  barge_in=settings.barge_in, speed=args.sim_speed if sim else 1.0)
                 async with running(loop):
                     for plan in plans:
-                        for i, step in enumerate(plan.steps):
-                            following = plan.steps[i + 1] if i + 1 < len(plan.steps) else None
+                        steps = plan.steps
+                        for i, step in enumerate(steps):
+                            following = steps[i + 1] if i + 1 < len(steps) else None
                             outcome = await _play_step(
                                 plan, step, agent, loop, recognizer, robot, voice, mouth,
                                 records, trace, wait_idle=following is None or not following.during,
                             )
                             outcomes.append(outcome)
                             mark = "✓" if not outcome.problems else "✗ " + "; ".join(outcome.problems)
-                            print(f"  {plan.game:13} {step.what:18} {outcome.step.line:10} {mark}",
+                            print(f"  {plan.game:13} {outcome.what:18} {outcome.line:10} {mark}",
                                   file=sys.stderr, flush=True)
     finally:
         with trio.CancelScope(shield=True):
@@ -309,11 +270,15 @@ async def _run_all(
     return outcomes
 
 
-def _live_agent(agent: MainAgent) -> SkillAgent | None:
+async def _unrevealed(agent: MainAgent) -> tuple[object, list[str] | None]:
+    """The session in play (or None) and what its game reports as unrevealed (None: no game
+    runs, or its client reports nothing)."""
     current = agent.current
-    if current is None or not isinstance(current.client, InProcessGameClient):
-        return None
-    return current.client.host.session_agent(current.context_id)
+    if current is None:
+        return None, None
+    if not isinstance(current.client, ReportsUnrevealed):
+        return current, None
+    return current, await current.client.unrevealed(current.context_id)
 
 
 async def _play_step(
@@ -336,17 +301,13 @@ async def _play_step(
         await voice.wait_quiet()
         current = agent.current
         if current is None or not current.busy:
-            return Outcome(plan.game, step, "", ["the game was no longer busy when it was said"])
+            return Outcome(plan.game, step, step.text, ["the game was no longer busy when it was said"])
     else:
         await loop.wait_ready_for_speech()
-    game_agent = _live_agent(agent)
-    answer = plan.answer(game_agent) if game_agent is not None else None
-    line = step.line
-    if "{answer}" in line or "{wrong}" in line:
-        if answer is None:
-            return Outcome(plan.game, step, "", ["no game running to take the answer from"])
-        line = line.replace("{answer}", answer).replace("{wrong}", plan.wrong(answer))
-    said_step = Step(**{**step.__dict__, "line": line})
+    session, hidden = await _unrevealed(agent)
+    line, why = fill_line(step, hidden)
+    if why is not None:
+        return Outcome(plan.game, step, step.text, [f"line {step.line}: {why}"])
     if isinstance(recognizer, ScriptedRecognizer):
         recognizer.expect(line)
     mark = len(records)
@@ -366,16 +327,22 @@ async def _play_step(
         else:  # the next line comes while this one is worked on: after the first sentence
             await _first_sentence_said(records, mark)
             await voice.wait_quiet()
-    hidden = bool(game_agent is not None and list(game_agent.unrevealed()))
-    # Still kept after the line (the game's own phrases of it, as ``agentcade test`` checks):
-    kept = list(game_agent.unrevealed()) if game_agent is not None and _live_agent(agent) is game_agent else []
+    # Still kept after the line, in the same session (the game's own phrases of it, as
+    # ``agentcade test`` checks):
+    after, kept = await _unrevealed(agent)
     starts = [i for i, r in enumerate(records[:mark]) if r["type"] == "game_start"]
     shown = any(r["type"] == "directive_executed" and not r.get("reset")
                 for r in records[starts[-1] if starts else mark:])
-    return _judge(plan.game, said_step, records[mark:],
-                  revealed=answer if step.reveal and hidden else None,
-                  secrets=kept if not step.reveal else [],
-                  heard=len(loop.heard) > heard, shown=shown)
+    said = records[mark:]
+    recognised = [str(r["text"]) for r in said if r["type"] == "asr_final"]
+    problems = judge_robot_step(
+        step, said,
+        revealed=hidden[0] if step.reveal and hidden else None,
+        secrets=(kept or []) if after is session and not step.reveal else [],
+        heard=len(loop.heard) > heard, shown=shown, playing=agent.current is not None,
+    )
+    spoke = "".join(str(r["text"]) for r in said if r["type"] == "speech_text")
+    return Outcome(plan.game, step, line, problems, " / ".join(recognised), spoke)
 
 
 async def _first_sentence_said(records: list[dict[str, Any]], mark: int) -> None:
@@ -398,89 +365,10 @@ async def _play_on_speaker(pcm: bytes) -> None:
     await trio.to_thread.run_sync(play)
 
 
-def _gesture(records: Sequence[dict[str, Any]]) -> Gesture:
-    pans, tilts = set(), set()
-    for r in records:
-        if r["type"] == "directive_executed" and r["call"] == "motion.move_to" and not r.get("reset"):
-            text = str(r["directive"])
-            pan = re.search(r"pan_deg=(\d+)", text)
-            tilt = re.search(r"tilt_deg=(\d+)", text)
-            if pan:
-                pans.add(pan.group(1))
-            if tilt:
-                tilts.add(tilt.group(1))
-    if len(pans) > 1:
-        return "shake"
-    if len(tilts) > 1:
-        return "nod"
-    return "none"
-
-
-def _judge(
-    game: str,
-    step: Step,
-    records: Sequence[dict[str, Any]],
-    *,
-    revealed: str | None,
-    secrets: Sequence[str],
-    heard: bool,
-    shown: bool,
-) -> Outcome:
-    """What went wrong with one step, from its trace records.
-
-    ``revealed``: the answer that must be said; ``secrets``: what the game still keeps
-    hidden after the line (its ``unrevealed()``), none of which may have been said;
-    ``shown``: the game ran something on the robot, so the screen must be put back.
-    """
-    said = "".join(str(r["text"]) for r in records if r["type"] == "speech_text")
-    recognised = [str(r["text"]) for r in records if r["type"] == "asr_final"]
-    out = Outcome(game, step, said, heard=" / ".join(recognised))
-    problem = out.problems.append
-    if not heard:
-        problem("not heard")
-        return out
-    routes = [r for r in records if r["type"] == "main_route"]
-    if step.route is not None:
-        got = routes[0]["route"] if routes else "none"
-        if got != step.route:
-            problem(f"routed {got}, expected {step.route}")
-        elif step.game is not None and routes[0].get("game") != step.game:
-            problem(f"started {routes[0].get('game')}, expected {step.game}")
-    turns = [r for r in records if r["type"] == "turn"]
-    if step.judged is not None:
-        judged = bool(turns and turns[-1].get("judged"))
-        if judged != step.judged:
-            problem("judged by code" if judged else "not judged by code")
-    if step.gesture is not None and (got_gesture := _gesture(records)) != step.gesture:
-        problem(f"gesture {got_gesture}, expected {step.gesture}")
-    if not said:
-        problem("nothing was said")
-    if step.spoken is not None and not re.search(step.spoken, said):
-        problem(f"did not say /{step.spoken}/")
-    if revealed is not None and revealed not in said:
-        problem(f"the answer {revealed} was not said")
-    if any(secret and secret in said for secret in secrets):
-        problem("the hidden answer was said")
-    if step.standby and shown and not any(r["type"] == "session_reset" for r in records):
-        problem("the screen was not put back after the game")
-    if step.busy and not any(r["type"] == "busy" for r in records):
-        problem("not answered as busy")
-    if step.cancels and not any(r["type"] == "turn_cancelled" for r in records):
-        problem("the turn in flight was not cancelled")
-    if step.drawn_before is not None:
-        frames = [i for i, r in enumerate(records) if r["type"] == "directive_executed"
-                  and str(r["call"]).startswith("expression_runtime")]
-        done = [i for i, r in enumerate(records) if r["type"] == "speech_start"
-                and re.search(step.drawn_before, str(r["sentence"]))]
-        if not frames or not done or max(frames) > done[0]:
-            problem(f"the drawing was not complete before /{step.drawn_before}/")
-    return out
-
-
 def _table(outcomes: Sequence[Outcome]) -> str:
     rows = [("game", "step", "line", "heard", "result")]
     for o in outcomes:
-        rows.append((o.game, o.step.what, o.step.line, o.heard,
+        rows.append((o.game, o.what, o.line, o.heard,
                      "ok" if not o.problems else "FAILED: " + "; ".join(o.problems)))
     widths = [max(_width(r[i]) for r in rows) for i in range(4)]
     lines = []

@@ -1,6 +1,6 @@
 """``agentcade test <game dir|url> [--scenarios F] [--repeat N] [--junit P]``: scenario tests.
 
-Plays every scenario of ``<game dir>/scenarios.yaml`` (``agentcade.commands._scenarios``)
+Plays every scenario of ``<game dir>/scenarios.yaml`` (``agentcade.check.scenarios``)
 ``--repeat`` times against the model the game's settings name — the offline model when no
 ``LLM_*`` is set, any OpenAI-compatible model otherwise (``LLM_BASE_URL``, ``LLM_MODEL``,
 ``LLM_API_KEY``) — and prints a pass rate per scenario, then the made-up verdicts, internal
@@ -8,8 +8,8 @@ words spoken and leaked answers over all runs. Exit code 0 when every run of eve
 scenario passed, 1 otherwise (and for a game or scenario file that cannot be loaded).
 
 A remote game (an address, in any language) plays ``--scenarios FILE`` over A2A as the
-robot's host would: what needs the game's own trace (``judged``, ``{answer}``) is refused
-when the file is read, and the game's randomness is its own.
+robot's host would: what needs the game's own trace or what it keeps unrevealed
+(``judged``, ``{answer}``) is refused when the file is read, and the game's randomness is its own.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape, quoteattr
 import trio
 
 from agentcade.a2a.client import A2AClient
-from agentcade.commands._scenarios import (
+from agentcade.check.scenarios import (
     RemoteGame,
     Run,
     Scenario,

@@ -15,7 +15,7 @@ import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import trio
 
@@ -23,7 +23,7 @@ from agentcade.core.protocol import GameInput, GameReply, ReplySink
 from agentcade.core.skill import Declaration
 from agentcade.game.host import GameHost
 
-__all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream", "is_url"]
+__all__ = ["GameClient", "GameInfo", "InProcessGameClient", "ReplyStream", "ReportsUnrevealed", "is_url"]
 
 ReplyStream = AsyncIterator[tuple[GameReply, bool]]
 """A game's replies to one request, ``(reply, is_final)``, the last one final."""
@@ -72,6 +72,13 @@ class GameClient(Protocol):
     async def aclose(self) -> None: ...
 
 
+@runtime_checkable
+class ReportsUnrevealed(Protocol):
+    """A game client that can tell the scenario tests what its game keeps secret."""
+
+    async def unrevealed(self, context_id: str) -> list[str] | None: ...
+
+
 class InProcessGameClient:
     """A ``GameClient`` over a ``GameHost`` in this process."""
 
@@ -100,6 +107,11 @@ class InProcessGameClient:
                 # close it here, not in the garbage collector.
                 with trio.CancelScope(shield=True):
                     await replies.aclose()
+
+    async def unrevealed(self, context_id: str) -> list[str] | None:
+        """What the game reports as still unrevealed in the session ``context_id``
+        (``GameHost.unrevealed``): for the scenario tests only, never sent to a model."""
+        return self.host.unrevealed(context_id)
 
     async def aclose(self) -> None:
         """Close every session of the host."""

@@ -109,11 +109,12 @@ class GameHost:
         """``shut_down`` was called: every request now ends with ``SHUTTING_DOWN``."""
         return self._closing
 
-    def session_agent(self, context_id: str) -> SkillAgent | None:
-        """The game agent of a live session, for end-to-end tests that need to say its
-        hidden answer (``agentcade e2e``); None when there is no such session."""
+    def unrevealed(self, context_id: str) -> list[str] | None:
+        """What the game of a live session reports as still unrevealed
+        (``SkillAgent.unrevealed``), for the scenario tests that say its answer
+        (``{answer}``) or check it is not said too early; None when there is no such session."""
         session = self._sessions.get(context_id)
-        return session.agent if session is not None else None
+        return [str(s) for s in session.agent.unrevealed()] if session is not None else None
 
     def has_session(self, context_id: str) -> bool:
         """Whether ``context_id`` is a live session (the A2A plain-text door asks)."""

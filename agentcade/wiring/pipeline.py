@@ -43,6 +43,7 @@ async def open_pipeline(
     games: Sequence[str] = (),
     trace: Trace = NULL_TRACE,
     builtin_dir: Path | None = None,
+    builtins: bool = True,
     remote: Sequence[str] | None = None,
     model: Callable[[GameRegistry], ChatModel] | None = None,
     budgets: Budgets | None = None,
@@ -52,7 +53,7 @@ async def open_pipeline(
 
     ``builtin_dir``, ``remote``, ``model`` and ``budgets`` replace the defaults
     (``games/``, the installed remote games, the configured model, the ``AGENTCADE_*``
-    budgets) — for tests and embedding. ``shutdown_grace`` bounds the whole way out
+    budgets) — for tests and embedding; ``builtins=False`` offers no built-in game. ``shutdown_grace`` bounds the whole way out
     instead (an Application has 3 s in all).
 
     Raises:
@@ -60,7 +61,8 @@ async def open_pipeline(
     """
     budgets = budgets or load_budgets()
     async with open_registry(
-        extra=games, remote=remote, builtin_dir=builtin_dir, trace=trace, game_timeout=budgets.game
+        extra=games, remote=remote, builtin_dir=builtin_dir, builtins=builtins, trace=trace,
+        game_timeout=budgets.game,
     ) as registry:
         if model is None:
             chat_model, offline = main_model(registry, trace)

@@ -147,6 +147,7 @@ async def open_registry(
     extra: Sequence[str] = (),
     remote: Sequence[str] | None = None,
     builtin_dir: Path | None = None,
+    builtins: bool = True,
     trace: Trace = NULL_TRACE,
     game_timeout: float = GAME_TIMEOUT,
     confirmed: Callable[[str], Confirmed | None] | None = None,
@@ -154,6 +155,7 @@ async def open_registry(
     """Open every built-in game, the installed remote games and ``extra`` (``--game``).
 
     ``game_timeout``: how long a remote game may stay without any reply (``open_game``).
+    ``builtins=False``: no built-in game (``agentcade e2e --game``: only the game under test).
     ``confirmed(url)``: what the family confirmed for an installed game, read each time a
     game is opened (default: ``games.json``); a remote game gets only the capabilities
     confirmed for it (``RemoteGameClient``), a ``--game`` one all it declares.
@@ -164,7 +166,7 @@ async def open_registry(
     """
     registry = GameRegistry()
     root = builtin_dir or builtin_games_dir()
-    targets = [str(p) for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()]
+    targets = [str(p) for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()] if builtins else []
     urls = list(installed_remote_games() if remote is None else remote)
     urls += [t for t in extra if is_url(t)]
     targets += [t for t in extra if not is_url(t)]

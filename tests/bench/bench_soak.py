@@ -25,7 +25,7 @@ from typing import Any
 
 import trio
 
-from agentcade.commands.e2e import PLANS, _play_step
+from agentcade.commands.e2e import _play_step, builtin_plans
 from agentcade.core.trace import Trace
 from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.voice.scripted import ScriptedRecognizer
@@ -40,7 +40,7 @@ async def soak(total: int, speed: float) -> None:
     trace = Trace(records.append)
     mouth = EspeakSynthesizer(rate=16000)
     recognizer = ScriptedRecognizer([])
-    steps = [(plan, i) for plan in PLANS.values() for i in range(len(plan.steps))]
+    steps = [(plan, i) for plan in builtin_plans([]) for i in range(len(plan.steps))]
     said = answered = failed = not_heard = 0
     slowest = 0.0
     baseline: int | None = None
@@ -64,11 +64,11 @@ async def soak(total: int, speed: float) -> None:
                         )
                         slowest = max(slowest, time.monotonic() - t0)
                         said += 1
-                        answered += bool(outcome.said)
+                        answered += bool(outcome.spoke)
                         not_heard += "not heard" in outcome.problems
                         if outcome.problems:
                             failed += 1
-                            print(f"  line {said}: {plan.game} {outcome.step.line}: "
+                            print(f"  line {said}: {plan.game} {outcome.line}: "
                                   f"{'; '.join(outcome.problems)}", flush=True)
                     records.clear()  # the trace of a long session is not kept in memory
                     del device.audio.clips[:-1]  # nor the simulator's copy of every clip

@@ -121,7 +121,7 @@ function card(baseUrl) {
       name: "JS 猜谜语",
       description: "用 JavaScript 写的猜谜语",
       tags: [PROTOCOL, "capability:motion"],
-      examples: ["JS 谜语"],
+      examples: ["JS 谜语", "脚本谜语"],  // 别名：“JS”念出来不好认，孩子说“玩脚本谜语”也能开始
     }],
   });
 }

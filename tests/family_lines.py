@@ -17,6 +17,7 @@ from agentcade.core.judge import aside, asks_verdict, is_match, parse_number, ro
 from agentcade.core.skill import Skill
 from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir
+from agentcade.main.chat import made_up
 from agentcade.main.router import After, route
 from tests import labelled
 
@@ -107,6 +108,10 @@ def _soup_ask(case: Case) -> str:
     return "answer" if asks_verdict(case.line) else "-"
 
 
+def _claim(case: Case) -> str:
+    return "claim" if made_up(case.line) else "-"
+
+
 READERS: dict[str, Callable[[Case], str]] = {
     "round": _round,
     "number": _number,
@@ -117,6 +122,7 @@ READERS: dict[str, Callable[[Case], str]] = {
     "vague": _vague,
     "soup": _soup,
     "soup_ask": _soup_ask,
+    "claim": _claim,
 }
 
 

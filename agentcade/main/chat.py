@@ -311,15 +311,19 @@ _HOST_CLAIMS = re.compile(
     r"开始(?:了|啦|咯|喽|游戏|玩|画|猜|出题|第)|游戏开始|(?:好|好的|那)[，,]?(?:我们)?开始|(?:我|我们)?(?:现在)?开始吧"
     r"|我(?:来)?画(?:了|好|完|一个|一只)|我(?:已经)?(?:想|想好|选|选好)了?(?:一个)?(?:数|谜语|故事|动物|汤)"
     r"|想好了|重新(?:开始|来|想|出|画)|再来一(?:局|个|题|次|道)|(?:继续|接着)(?:玩|猜|画|问)"
-    r"|下一(?:题|个|道|局|幅|轮)|你(?:赢|输)了|我想的(?:数|是)|(?:^|[，,。！!])(?:太|有点)?(?:大了|小了|是|不是|不重要)[，,。！!]"
+    r"|下一(?:题|个|道|局|幅|轮)|你(?:赢|输)了|我想的(?:数|是)|(?:答案|谜底|汤底|画的)(?:就)?是|(?:^|[，,。！!])(?:太|有点)?(?:大了|小了|是|不是|不重要)[，,。！!]"
 )
 """What the host's own chat must never claim: a game started, restarted, drawn, moved on,
 judged or answered — code does those, and says so in its own words (issue 40)."""
 
 
+_OFFER = re.compile(r"要不要|想不想|好不好|行不行|可以吗|[吗？?]\s*$")
+
+
 def made_up(sentence: str) -> bool:
     """Whether a sentence of the model's chat claims what only code does."""
-    return has_verdict(sentence) or bool(claims_progress(sentence)) or bool(_HOST_CLAIMS.search(sentence))
+    offer = bool(_OFFER.search(sentence))  # 要不要再来一局？ offers, claims nothing
+    return has_verdict(sentence) or bool(claims_progress(sentence)) or (not offer and bool(_HOST_CLAIMS.search(sentence)))
 
 
 def friendly(text: str) -> str:

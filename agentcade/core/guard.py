@@ -360,6 +360,10 @@ _SAID: tuple[_Pattern, ...] = (
 )
 
 
+_OWN_TOPICS = ("full_name", "school", "address")
+"""Private only when the child tells its own (我家住在…, 我叫…): a number is private whoever's."""
+
+
 def said_personal(text: str) -> GuardHit | None:
     """What a child told that is private: a full name (a parent's too), the school, the home
     address, a phone number or a password; ``None`` for what may be heard (a first name
@@ -376,5 +380,7 @@ def said_personal(text: str) -> GuardHit | None:
             name = match.groupdict().get("name")
             if name and name[1] == name[0]:
                 continue  # 明明, 丁丁: a pet name, not a surname
+            if pattern.topic in _OWN_TOPICS and "我" not in clause[: match.start() + 1]:
+                continue  # 他住在路边吗: a story's question, not the child's own home
             return GuardHit(pattern.kind, pattern.topic, pattern.reason, clause.strip())
     return None

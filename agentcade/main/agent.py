@@ -46,7 +46,8 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core.danger import danger
-from agentcade.core.judge import normalize
+from agentcade.core.guard import PRIVATE_LINE, said_personal
+from agentcade.core.judge import aside, normalize
 from agentcade.core.protocol import GameReply
 from agentcade.core.settings import Budgets
 from agentcade.core.speech import MAX_INPUT, clip_input
@@ -195,6 +196,12 @@ class MainAgent:
             if len(text) > MAX_INPUT:
                 self.trace.record("input_clipped", chars=len(text))
                 text = clip_input(text)
+            private = said_personal(text)
+            if private is not None:  # stays with the child: not traced, not in the history, no game hears it
+                playing = self.game.playing
+                self.trace.record("personal_data_heard", topic=private.topic, game=playing)
+                await self._say(PRIVATE_LINE + (DANGER_GAME_TAIL if playing else ""))
+                return
             self.trace.record("user_input", text=text)
             self.history.append({"role": "user", "content": text})
             self._waited = False
@@ -263,7 +270,11 @@ class MainAgent:
             await self._say(WHICH_GAME)
             return
         elif decision.kind == "forward":
-            await self.game.forward(text)
+            said_aside = aside(text)  # 哥哥你猜是什么: said to someone else, not to the game
+            if said_aside == "":
+                self.trace.record("aside", game=decision.game_id)
+                return
+            await self.game.forward(said_aside or text)
             return
         elif decision.kind == "no_game":
             await self._say(NO_GAME)
@@ -348,7 +359,13 @@ class MainAgent:
 
     async def start_game(self, client: GameClient, text: str) -> None:
         """Start ``client``'s game with the user's words (``GameConversation.start``: a game
-        that plays says its goodbye first); remembered as the main agent's ``start_game``."""
+        that plays says its goodbye first); remembered as the main agent's ``start_game``.
+
+        Idempotent: starting the game that already plays does nothing (a weak model called
+        ``start_game`` twice and the second start revealed the first drawing's answer)."""
+        if self.game.playing == client.info.id:
+            self.trace.record("start_ignored", game=client.info.id, why="already playing")
+            return
         await self.game.start(client, text)
 
     async def end_game(

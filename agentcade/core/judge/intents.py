@@ -263,8 +263,9 @@ _VOCATIVES = tuple(sorted((
     "哥哥", "姐姐", "弟弟", "妹妹", "妈妈", "爸爸", "爷爷", "奶奶", "姥姥", "姥爷", "外公", "外婆", "叔叔",
     "阿姨", "舅舅", "姑姑", "小姨", "宝贝", "老公", "老婆", "老妈", "老爸",
 ), key=len, reverse=True))  # fmt: skip
-# A vocative followed by these is a noun phrase, not an address: 妹妹的蝴蝶, 哥哥们.
-_NOT_ADDRESSED = ("的", "们", "是", "在", "说的", "画的", "家")
+# Without a pause, what shows a vocative speaks to that person: 哥哥你猜, 妈妈我饿了, 姐姐快点.
+# Anything else is a sentence about them (爸爸很伤心吗, 爷爷修过灯吗: 海龟汤's questions).
+_ADDRESSED_BY = ("你", "您", "我", "快", "看", "别", "让", "好厉害", "真棒", "加油", "等等", "等一下")
 # How a guess opens when it is said to someone else: 妹妹 是蝴蝶啦, 哥哥 我觉得是蝴蝶.
 _GUESS_OPENINGS = tuple(sorted((
     "我猜", "我觉得", "我觉得是", "我猜是", "是不是", "是", "应该是", "肯定是", "一定是", "答案是", "就是", "我知道了是",
@@ -274,7 +275,8 @@ _ASKS_WHO = ("什么", "啥", "哪", "谁", "怎么", "几")
 
 
 def aside(text: str) -> str | None:
-    """A line said to another person in the room (a vocative first: 哥哥/妹妹/妈妈/爸爸…).
+    """A line said to another person in the room (a vocative first: 哥哥/妹妹/妈妈/爸爸…,
+    standing apart or followed by 你/我/快…; "爸爸很伤心吗" is about 爸爸, not to him).
 
     None when the line is not said to someone else (the whole line is for the game);
     otherwise the guess it holds, for the game to judge ("妹妹 是蝴蝶啦" → "是蝴蝶啦"), or
@@ -285,7 +287,9 @@ def aside(text: str) -> str | None:
     heard = normalize(text)
     who = next((v for v in _VOCATIVES if heard.startswith(v)), "")
     rest = heard[len(who) :]
-    if not who or not rest or (rest.startswith(_NOT_ADDRESSED) and not _after_pause(text, who)):
+    if not who or not rest or rest.startswith(("的", "们")):
+        return None
+    if not (_after_pause(text, who) or rest.startswith(_ADDRESSED_BY)):
         return None
     if any(w in rest for w in _ASKS_WHO) or rest.startswith(("你", "您")):
         return ""

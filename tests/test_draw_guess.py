@@ -541,3 +541,14 @@ async def test_the_offline_model_plays_sensibly(game) -> None:
     assert (await ask(host, "message", "熊猫"))[-1].text.startswith("猜对了，就是熊猫！得三分")
     end = await ask(host, "end", "结束游戏")
     assert texts(end).startswith("这一局就到这里。你猜对了一题，跳过了一题，一共得了三分。")
+
+
+async def test_a_start_the_model_makes_in_the_starting_turn_neither_reveals_nor_redraws(fake, game) -> None:
+    """Issue 54: a weak model called start_game right after the game began, and the second
+    start said the first drawing's answer ("刚才画的是松鼠。好，我们重新开始")."""
+    host = make_host(fake, game)
+    fake.push(call("start_game"), Reply("画好啦，你猜这是什么动物？"))
+    replies = await ask(host, "start", "玩你画我猜")
+    assert FIRST not in texts(replies)
+    assert [r["outcome"] for r in tool_results(fake.requests[-1])] == ["already_started"]
+    assert screen(replies)[-1] == drawing(game, FIRST)

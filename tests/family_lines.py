@@ -13,7 +13,8 @@ from functools import cache
 from pathlib import Path
 
 from agentcade.core import guard
-from agentcade.core.judge import aside, asks_verdict, is_match, parse_number, round_request
+from agentcade.core.ending import declines_offer
+from agentcade.core.judge import aside, asks_verdict, is_match, normalize, parse_number, round_request
 from agentcade.core.skill import Skill
 from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir
@@ -108,6 +109,10 @@ def _soup_ask(case: Case) -> str:
     return "answer" if asks_verdict(case.line) else "-"
 
 
+def _decline(case: Case) -> str:
+    return "end" if declines_offer(normalize(case.line)) else "-"
+
+
 def _claim(case: Case) -> str:
     return "claim" if made_up(case.line) else "-"
 
@@ -123,6 +128,7 @@ READERS: dict[str, Callable[[Case], str]] = {
     "soup": _soup,
     "soup_ask": _soup_ask,
     "claim": _claim,
+    "decline": _decline,
 }
 
 

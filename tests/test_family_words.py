@@ -72,3 +72,28 @@ async def test_starting_the_game_that_plays_again_neither_restarts_nor_reveals(g
         await agent.wait_idle()
         assert [r["kind"] for r in records.of("a2a_request")] == ["start"]
         assert [r["game"] for r in records.of("start_ignored")] == ["probe"]
+
+
+async def test_a_no_to_the_games_offer_of_another_round_ends_the_game(offline_games) -> None:
+    """Issue 54: 海龟汤 answered "要不要再来一个？" to 不要了 five times over."""
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), heard=heard) as (agent, records):
+        await agent.on_user("玩海龟汤")
+        await agent.wait_idle()
+        await agent.on_user("我放弃")
+        await agent.wait_idle()
+        assert heard.speech[-1].endswith("要不要再来一个？")
+        await agent.on_user("不要了")
+        await agent.wait_idle()
+        assert agent.current is None
+        assert [r["kind"] for r in records.of("a2a_request")] == ["start", "message", "end"]
+
+
+async def test_a_no_without_an_offer_goes_to_the_game(offline_games) -> None:
+    async with pipeline(builtin_games_dir()) as (agent, records):
+        await agent.on_user("玩海龟汤")
+        await agent.wait_idle()
+        await agent.on_user("不要")
+        await agent.wait_idle()
+        assert agent.current is not None
+        assert [r["kind"] for r in records.of("a2a_request")] == ["start", "message"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agentcade.core.judge import is_match
 
-__all__ = ["END_LINES", "END_PHRASES", "END_TOLERANT", "is_end_request"]
+__all__ = ["DECLINES", "END_LINES", "END_PHRASES", "END_TOLERANT", "declines_offer", "is_end_request"]
 
 END_PHRASES = (
     "结束游戏", "游戏结束", "退出游戏", "停止游戏", "关闭游戏", "关掉游戏", "不玩了", "不想玩了",
@@ -39,6 +39,31 @@ def is_end_request(said: str) -> bool:
     if said in END_LINES or any(p in said for p in END_PHRASES):
         return True
     return any(_window_match(said, p) for p in END_TOLERANT)
+
+
+DECLINES = tuple(sorted((
+    "不要", "不用", "不了", "不想要", "不想", "算了", "下次吧", "下次再玩", "下次", "够了", "不来了", "不玩", "没意思",
+), key=len, reverse=True))  # fmt: skip
+"""A no to the game's offer of another round ("要不要再来一个？" — "不要了")."""
+_DECLINE_PADDING = tuple(sorted((
+    *DECLINES, "我", "我们", "了", "吧", "啦", "呀", "啊", "哦", "嗯", "呢", "再", "谢谢", "谢谢你", "谢谢小懒", "小懒",
+    "今天", "先", "就",
+), key=len, reverse=True))  # fmt: skip
+
+
+def declines_offer(said: str) -> bool:
+    """Whether the line, right after the game offered another round, says no: then the game
+    ends (issue 54: 海龟汤 asked "要不要再来一个？" five times over 不要了 and 拜拜).
+    Only the whole line, but for padding: "不要这个 换一个" and "不要太难的" ask for something."""
+    if not any(d in said for d in DECLINES):
+        return False
+    reach = [True] + [False] * len(said)
+    for i in range(len(said)):
+        if reach[i]:
+            for word in _DECLINE_PADDING:
+                if said.startswith(word, i):
+                    reach[i + len(word)] = True
+    return reach[-1]
 
 
 def _window_match(said: str, phrase: str) -> bool:

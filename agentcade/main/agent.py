@@ -46,6 +46,7 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core.danger import danger
+from agentcade.core.ending import declines_offer
 from agentcade.core.guard import PRIVATE_LINE, said_personal
 from agentcade.core.judge import aside, normalize
 from agentcade.core.protocol import GameReply
@@ -270,6 +271,11 @@ class MainAgent:
             await self._say(WHICH_GAME)
             return
         elif decision.kind == "forward":
+            current = self.current
+            if current is not None and _OFFERS.search("".join(current.words[-1:])) and declines_offer(normalize(text)):
+                self.trace.record("main_route", route="end", game=current.info.id, why="no to the game's offer")
+                await self.game.end(text, asked=True)  # 要不要再来一个？— 不要了: the game ends
+                return
             said_aside = aside(text)  # 哥哥你猜是什么: said to someone else, not to the game
             if said_aside == "":
                 self.trace.record("aside", game=decision.game_id)

@@ -173,6 +173,11 @@ _SMALL_TALK_PHRASES = (
     "我好高兴", "我很高兴", "我今天", "我喜欢你", "你真棒", "你真好", "哈哈",
 )  # fmt: skip
 _SMALL_TALK_EXACT = ("嗨", "哈喽", "hello", "hi", "在吗", "你在吗", "喂")
+# Taking turns, said as the whole line (issue 54: "这次我来猜" was ruled a wrong guess).
+_TURN_TAKING = tuple(sorted((
+    "这次我来猜", "这次我猜", "这回我来猜", "我来猜", "我来猜猜", "该我猜了", "轮到我了", "轮到我猜了", "换我猜", "我先猜",
+    "让我猜", "让我猜猜", "让我来猜", "我来", "我来我来", "我要猜", "我也要猜", "那", "这次", "好", "嗯", *_HELP_TRIM_TAIL, "吧",
+), key=len, reverse=True))  # fmt: skip
 # A guess frame makes it a guess whatever else is said ("我猜你喜欢的是苹果").
 _GUESS_FRAMES = ("我猜", "是不是", "应该是", "答案是", "谜底是", "会不会是", "难道是", "我觉得是")
 
@@ -186,6 +191,8 @@ def small_talk(text: str) -> bool:
     "是不是…") is never small talk.
     """
     heard = normalize(text)
+    if "我" in heard and _padded(heard, _TURN_TAKING):  # 该我猜了: a turn, not a guess frame
+        return True
     if not heard or any(frame in heard for frame in _GUESS_FRAMES):
         return False
     core = heard.rstrip(_HELP_TRIM_TAIL + "吧")

@@ -14,14 +14,8 @@ from pathlib import Path
 
 from agentcade.core import guard
 from agentcade.core.ending import declines_offer
-from agentcade.core.judge import (
-    aside,
-    asks_verdict,
-    is_match,
-    normalize,
-    parse_number,
-    round_request,
-)
+from agentcade.core.judge import asks_verdict, is_match, normalize, parse_number, round_request
+from agentcade.core.judge.intents import aside
 from agentcade.core.skill import Skill
 from agentcade.game.client import GameInfo
 from agentcade.game.loader import builtin_games_dir

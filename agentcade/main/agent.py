@@ -48,7 +48,8 @@ import trio
 from agentcade.core.danger import danger
 from agentcade.core.ending import declines_offer
 from agentcade.core.guard import PRIVATE_LINE, said_personal
-from agentcade.core.judge import aside, normalize
+from agentcade.core.judge import normalize
+from agentcade.core.judge.intents import aside
 from agentcade.core.protocol import GameReply
 from agentcade.core.settings import Budgets
 from agentcade.core.speech import MAX_INPUT, clip_input

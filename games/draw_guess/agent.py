@@ -138,11 +138,9 @@ class GameAgent(SkillAgent[Settings]):
             f"一共{_count(QUESTIONS)}题。一次就猜对得{_count(POINTS[0])}分，"
             f"猜错过或者要过提示再猜对得{_count(POINTS[1])}分，再往后得{_count(POINTS[2])}分。"
         )
-        return {
-            **result,
-            "rules": rules,
-            "message": f"画好啦，就在屏幕上。{rules}你猜这是什么动物？",
-        }
+        message = f"画好啦，就在屏幕上。{rules}你猜这是什么动物？"
+        turn.reply(message)  # 开场由代码说完，不等大模型：弱模型让第一题等过半分钟，这期间猜的都听成“还在准备”
+        return {**result, "rules": rules, "message": message}
 
     async def on_message(self, turn: Turn) -> dict[str, Any] | None:
         # 代码能判的代码判：说中画的动物就是猜对了；说的是别的动物就是猜错了；要提示、

@@ -6,7 +6,7 @@ and ``normalize(text)``. Pure: no I/O, no trio, no per-answer special cases.
 A package by concern, behind the names below: ``text`` (normalisation), ``numerals``
 (``parse_number``, ``spell_number``), ``pinyin`` (readings and their folds), ``matching``
 (``is_match``), ``intents`` (``help_request``, ``round_request``, ``small_talk``, ``rules_question``,
-``asks_verdict``, ``aside``) and ``deck``
+``asks_verdict``; ``intents.aside`` for the main agent) and ``deck``
 (``judge_guess``, ``looks_like_guess``, ``Deck``).
 
 Theory of operation
@@ -90,7 +90,6 @@ Aliases are further answer forms; any form (or a mix of forms) may fill the answ
 from agentcade.core.judge.deck import Deck, Verdict, judge_guess, looks_like_guess
 from agentcade.core.judge.intents import (
     RoundRequest,
-    aside,
     asks_verdict,
     help_request,
     round_request,
@@ -106,7 +105,6 @@ __all__ = [
     "Deck",
     "RoundRequest",
     "Verdict",
-    "aside",
     "asks_verdict",
     "fuzzy_syllable",
     "help_request",

@@ -97,3 +97,15 @@ async def test_a_no_without_an_offer_goes_to_the_game(offline_games) -> None:
         await agent.wait_idle()
         assert agent.current is not None
         assert [r["kind"] for r in records.of("a2a_request")] == ["start", "message"]
+
+
+async def test_a_danger_told_with_personal_data_is_answered_first_and_the_data_kept(offline_games) -> None:
+    heard = Heard()
+    async with pipeline(builtin_games_dir(), heard=heard) as (agent, records):
+        await agent.on_user("我家住在幸福路12号 我想玩火")
+        await agent.wait_idle()
+        assert [r["topic"] for r in records.of("danger")] == ["fire"]
+        assert "幸福路" not in json.dumps(list(records), ensure_ascii=False)
+    assert heard.speech[-1].endswith(PRIVATE_LINE)
+    assert heard.speech[-1] != PRIVATE_LINE
+    assert "幸福路" not in "".join(heard.speech)

@@ -200,9 +200,14 @@ class MainAgent:
                 text = clip_input(text)
             private = said_personal(text)
             if private is not None:  # stays with the child: not traced, not in the history, no game hears it
-                playing = self.game.playing
-                self.trace.record("personal_data_heard", topic=private.topic, game=playing)
-                await self._say(PRIVATE_LINE + (DANGER_GAME_TAIL if playing else ""))
+                in_game = self.game.playing
+                self.trace.record("personal_data_heard", topic=private.topic, game=in_game)
+                risk = danger(text)  # a danger in the same line is answered first
+                if risk is not None:
+                    self.trace.record("danger", topic=risk.topic, game=in_game)
+                await self._say(
+                    (risk.answer if risk is not None else "") + PRIVATE_LINE + (DANGER_GAME_TAIL if in_game else "")
+                )
                 return
             self.trace.record("user_input", text=text)
             self.history.append({"role": "user", "content": text})

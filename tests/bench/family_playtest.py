@@ -94,12 +94,18 @@ def play(timeout: float) -> list[Turn]:
             proc.stdin.write(f"{line}\n/wait\n/screen\n")
             proc.stdin.flush()
             deadline = turn.sent + timeout
+            late = False
             while True:
                 try:
                     at, out = queue.get(timeout=max(0.1, deadline - time.monotonic()))
                 except Empty:
+                    if late:
+                        break
+                    # over time: noted, and the rest of this turn is still waited for, so the
+                    # next line's replies are not read as this one's
                     turn.said.append((time.monotonic(), "（超时：没有说完）"))
-                    break
+                    late, deadline = True, time.monotonic() + 10 * timeout
+                    continue
                 if MARK in out:
                     break
                 if out.startswith("小懒："):

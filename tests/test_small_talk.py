@@ -17,9 +17,10 @@ from agentcade.game.loader import load_game
 from agentcade.judge import help_request, small_talk
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL_TALK = ["你叫什么名字", "我们聊聊天吧", "你好呀", "今天天气真好", "谢谢你", "你几岁了", "给我讲个笑话吧"]
+SMALL_TALK = ["你叫什么名字", "我们聊聊天吧", "你好呀", "今天天气真好", "谢谢你", "你几岁了", "给我讲个笑话吧",
+              "这次我来猜", "该我猜了"]  # taking turns (issue 54): "这次我来猜" was ruled a wrong guess
 NOT_SMALL_TALK = ["是水吗", "我猜是桌子", "长颈鹿", "不是长颈鹿", "他喜欢吃海鲜吗", "那天天气不好吗",
-                  "我猜你喜欢的是苹果", "十五", "下一个", "我喜欢小狗"]
+                  "我猜你喜欢的是苹果", "十五", "下一个", "我喜欢小狗", "让我猜猜 是小狗"]
 
 
 @pytest.fixture(autouse=True)

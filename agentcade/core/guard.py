@@ -42,11 +42,13 @@ from dataclasses import dataclass
 __all__ = [
     "GUARD_LINE_CHAT",
     "GUARD_LINE_GAME",
+    "PRIVATE_LINE",
     "TOPIC_WORDS",
     "GuardHit",
     "GuardKind",
     "impersonation",
     "neutral_line",
+    "said_personal",
     "screen",
     "steering",
 ]
@@ -57,6 +59,9 @@ GUARD_LINE_GAME = "这句话不适合说给小朋友听，我们接着玩吧。"
 GUARD_LINE_CHAT = "这句话不适合说给小朋友听，我们聊点别的吧。"
 """Said instead of the main agent's own line that the guard stopped."""
 
+PRIVATE_LINE = "谢谢你相信我！不过全名、学校、家里的地址和电话是你的小秘密，不用告诉我哦，只告诉爸爸妈妈就好。"
+"""Said when a child tells the robot something private (``said_personal``): never said back."""
+
 
 TOPIC_WORDS: dict[str, str] = {
     "address": "向小朋友要家庭住址",
@@ -64,6 +69,7 @@ TOPIC_WORDS: dict[str, str] = {
     "school": "打听小朋友在哪个学校",
     "full_name": "打听小朋友或家长的全名",
     "password": "向小朋友要密码或验证码",
+    "age": "打听小朋友的年龄、生日或年级",
     "photo": "向小朋友要照片或想看摄像头",
     "meeting": "约小朋友见面",
     "secret": "让小朋友瞒着家长",
@@ -190,6 +196,11 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _p(_PD, "full_name", "asks for a full or real name", rf"{_YOU}(?:姓什么|姓啥|的姓是)"),
     _p(_PD, "full_name", "asks for a parent's name",
        rf"{_YOU}(?:的)?{_FAMILY}(?:的名字|叫什么|叫啥|姓什么|的全名)"),
+    # -- age, birthday and grade (issue 54: the robot asked a child's age)
+    _p(_PD, "age", "asks the child's age",
+       rf"{_YOU}{_C}{{0,4}}(?:几岁|多少岁|多大(?:了|啦|呀|啊|年纪)?(?=[？?，,。！!]|$)|年龄|岁数|年纪)"),
+    _p(_PD, "age", "asks the child's birthday", rf"{_YOU}(?:的)?(?:生日|出生)|{_YOU}{_C}{{0,5}}出生", needs_ask=True),
+    _p(_PD, "age", "asks the child's grade", rf"{_YOU}{_C}{{0,4}}(?:上|读|念|是)?几年级"),
     # -- passwords and codes
     _p(_PD, "password", "asks for a password or a code",
        rf"(?:{_YOU}|{_FAMILY}|家里|手机|电脑|平板|微信|支付宝)(?:的)?(?:(?!我){_C}){{0,3}}(?:密码|验证码|卡号)",
@@ -324,3 +335,52 @@ def steering(text: str) -> GuardHit | None:
 def impersonation(text: str) -> GuardHit | None:
     """Whether ``text`` claims to be a real person, the system or another brand's assistant."""
     return _find(text, _IMPERSONATION)
+
+
+# -- what a child tells the robot (issue 54) ----------------------------------------------
+
+_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕任沈姚卢姜崔钟"
+    "谭陆汪范金廖贾夏韦付方邹孟熊秦邱江尹薛闫段雷侯史陶黎贺顾毛郝龚邵钱严覃武戴莫孔汤施牛樊葛邢齐乔伍庞颜倪庄聂"
+    "章鲁岳翟殷詹欧耿焦俞柳祝舒阮柯纪梅童凌毕季裴霍涂苗谷盛翁冉骆靳管柴蒙鲍喻祁蒲滕屈饶艾尤穆卓缪娄窦戚岑党费"
+)
+_HANZI = r"[\u4e00-\u9fff]"
+_NAME_END = r"(?=$|[，,。！!？?；;]|我|在|今年|上|是|呀|啊|哦|啦|你|哈)"
+_SCHOOLS = r"(?:小学|中学|幼儿园|学校)"
+_DIGITS = r"[0-9零〇一二三四五六七八九幺]"
+_SAID: tuple[_Pattern, ...] = (
+    _p(_PD, "full_name", "tells a full name",
+       rf"(?:我|{_FAMILY})(?:的)?(?:名字|全名|大名)?叫(?:做)?(?P<name>[{_SURNAMES}]{_HANZI}{{1,2}}){_NAME_END}"),
+    _p(_PD, "school", "tells the school",
+       rf"(?:在|叫|是|读|上|念){_HANZI}{{2,6}}?{_SCHOOLS}|[一二三四五六1-6]年级?[一二三四五六七八九十0-9]{{1,2}}班"),
+    _p(_PD, "address", "tells the home address",
+       rf"(?:住在|家在|住址|地址|住){_C}{{0,12}}?(?:{_DIGITS}+(?:号|栋|单元|楼|室|弄)|路|街|小区|花园|巷|胡同)"),
+    _p(_PD, "phone", "tells a phone number", rf"(?:电话|手机|号码|手机号){_C}{{0,6}}?{_DIGITS}{{7,}}"),
+    _p(_PD, "password", "tells a password", rf"密码{_C}{{0,3}}?(?:[0-9a-z]{{4,}}|{_DIGITS}{{4,}})"),
+)
+
+
+_OWN_TOPICS = ("full_name", "school", "address")
+"""Private only when the child tells its own (我家住在…, 我叫…): a number is private whoever's."""
+
+
+def said_personal(text: str) -> GuardHit | None:
+    """What a child told that is private: a full name (a parent's too), the school, the home
+    address, a phone number or a password; ``None`` for what may be heard (a first name
+    "我叫乐乐", the age "我七岁了", the city "我住在北京").
+
+    The robot never says such a line back, nor hands it to a model or a game: it answers
+    ``PRIVATE_LINE`` and the trace records the topic, never the words.
+    """
+    for clause in _clauses(text):
+        for pattern in _SAID:
+            match = pattern.regex.search(clause)
+            if match is None:
+                continue
+            name = match.groupdict().get("name")
+            if name and name[1] == name[0]:
+                continue  # 明明, 丁丁: a pet name, not a surname
+            if pattern.topic in _OWN_TOPICS and "我" not in clause[: match.start() + 1]:
+                continue  # 他住在路边吗: a story's question, not the child's own home
+            return GuardHit(pattern.kind, pattern.topic, pattern.reason, clause.strip())
+    return None

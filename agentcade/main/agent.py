@@ -46,8 +46,11 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core.danger import danger
+from agentcade.core.ending import declines_offer
+from agentcade.core.guard import PRIVATE_LINE, said_personal
 from agentcade.core.host_settings import Budgets
 from agentcade.core.judge import normalize
+from agentcade.core.judge.intents import aside
 from agentcade.core.protocol import GameReply
 from agentcade.core.speech import MAX_INPUT, clip_input
 from agentcade.core.trace import NULL_TRACE, Trace, request_scope
@@ -195,6 +198,17 @@ class MainAgent:
             if len(text) > MAX_INPUT:
                 self.trace.record("input_clipped", chars=len(text))
                 text = clip_input(text)
+            private = said_personal(text)
+            if private is not None:  # stays with the child: not traced, not in the history, no game hears it
+                in_game = self.game.playing
+                self.trace.record("personal_data_heard", topic=private.topic, game=in_game)
+                risk = danger(text)  # a danger in the same line is answered first
+                if risk is not None:
+                    self.trace.record("danger", topic=risk.topic, game=in_game)
+                await self._say(
+                    (risk.answer if risk is not None else "") + PRIVATE_LINE + (DANGER_GAME_TAIL if in_game else "")
+                )
+                return
             self.trace.record("user_input", text=text)
             self.history.append({"role": "user", "content": text})
             self._waited = False
@@ -263,7 +277,16 @@ class MainAgent:
             await self._say(WHICH_GAME)
             return
         elif decision.kind == "forward":
-            await self.game.forward(text)
+            current = self.current
+            if current is not None and _OFFERS.search("".join(current.words[-1:])) and declines_offer(normalize(text)):
+                self.trace.record("main_route", route="end", game=current.info.id, why="no to the game's offer")
+                await self.game.end(text, asked=True)  # 要不要再来一个？— 不要了: the game ends
+                return
+            said_aside = aside(text)  # 哥哥你猜是什么: said to someone else, not to the game
+            if said_aside == "":
+                self.trace.record("aside", game=decision.game_id)
+                return
+            await self.game.forward(said_aside or text)
             return
         elif decision.kind == "no_game":
             await self._say(NO_GAME)
@@ -348,7 +371,13 @@ class MainAgent:
 
     async def start_game(self, client: GameClient, text: str) -> None:
         """Start ``client``'s game with the user's words (``GameConversation.start``: a game
-        that plays says its goodbye first); remembered as the main agent's ``start_game``."""
+        that plays says its goodbye first); remembered as the main agent's ``start_game``.
+
+        Idempotent: starting the game that already plays does nothing (a weak model called
+        ``start_game`` twice and the second start revealed the first drawing's answer)."""
+        if self.game.playing == client.info.id:
+            self.trace.record("start_ignored", game=client.info.id, why="already playing")
+            return
         await self.game.start(client, text)
 
     async def end_game(

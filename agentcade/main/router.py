@@ -125,6 +125,7 @@ _CHANGE = re.compile(
 _LIST = re.compile(
     r"(?:什么|哪些|哪几个|哪几种|几个|几种|啥|多少)(?:好玩的|别的|其他的?|其它的?)?游戏|游戏(?:都)?(?:有|是)(?:哪些|什么|啥)"
     r"|你(?:还|都)?(?:会|能)(?:玩)?(?:些)?(?:什么|啥)|(?:可以|能)玩(?:些)?(?:什么|啥)|有什么好玩的"
+    r"|(?:玩|玩点|玩些|玩一点)(?:什么|啥)|有(?:什么|啥)(?:好玩|可以玩|能玩)"
 )
 _PLAY_SOMETHING = re.compile(
     r"^(?:我|我们|咱们)?(?:想|要|想要)?(?:来|一起)?(?:玩|完)(?:个|一个|一下|会儿|一会儿|点)?(?:游戏)?"
@@ -214,6 +215,7 @@ _REFERENCE = re.compile(
     r"(?P<back>刚才|刚刚|上次|之前|前面|上一个)?(?:玩的|说的)?(?P<that>那个|那一个|那)?(?P<core>.{0,6}?)"
     r"(?P<tail>的那个|那个|的)?(?:游戏)?(?:吧|呀|啊|呗|好了|了)*$"
 )
+_ASKS_WHAT = re.compile(r"什么|啥|哪些|哪几")
 _REFERENCE_CUE = re.compile(r"玩|来|选|刚才|刚刚|上次|之前|上一个")
 
 
@@ -260,6 +262,8 @@ def _pick(said: str, games: Sequence[Declaration], after: After, recent: str) ->
     if len(said) <= 12 and any(w in said for w in _RANDOM_WORDS) and (after.listed or _ASKS_GAME.search(said)):
         return Route("random", why="the family leaves the pick to the host")
     reference = _REFERENCE.match(said)
+    if _ASKS_WHAT.search(said):  # 有什么好玩的: a question about what there is, not a pick
+        return None
     if reference is None or not (reference["that"] or reference["tail"] or reference["back"]):
         return None
     if not (after.listed or _REFERENCE_CUE.search(said)):

@@ -110,6 +110,7 @@ class GameAgent(SkillAgent[Settings]):
         self.score = self.right = self.skipped = 0
         self.tries = 0  # wrong guesses on this question
         self.hints = 0  # hints given on this question
+        self._drawn_for: Turn | None = None  # the turn that drew the current picture
 
     # -- what the model sees ---------------------------------------------------------
 
@@ -137,11 +138,9 @@ class GameAgent(SkillAgent[Settings]):
             f"一共{_count(QUESTIONS)}题。一次就猜对得{_count(POINTS[0])}分，"
             f"猜错过或者要过提示再猜对得{_count(POINTS[1])}分，再往后得{_count(POINTS[2])}分。"
         )
-        return {
-            **result,
-            "rules": rules,
-            "message": f"画好啦，就在屏幕上。{rules}你猜这是什么动物？",
-        }
+        message = f"画好啦，就在屏幕上。{rules}你猜这是什么动物？"
+        turn.reply(message)  # 开场由代码说完，不等大模型：弱模型让第一题等过半分钟，这期间猜的都听成“还在准备”
+        return {**result, "rules": rules, "message": message}
 
     async def on_message(self, turn: Turn) -> dict[str, Any] | None:
         # 代码能判的代码判：说中画的动物就是猜对了；说的是别的动物就是猜错了；要提示、
@@ -200,7 +199,7 @@ class GameAgent(SkillAgent[Settings]):
         # 下一题、再来一局、再说一遍（问过“要不要来下一题”后的“要”也算）：代码画、代码数
         # 第几题，不问大模型（它说过“画好了，这是第三题”，屏幕上却还是上一幅画）。
         if request == "again":
-            result = await self.start_game(turn)
+            result = await self._restart(turn)
         elif request == "next":
             result = await self._next(turn)
         else:  # 再说一遍：把这题的画重新放到屏幕上，题号从状态里来
@@ -219,6 +218,12 @@ class GameAgent(SkillAgent[Settings]):
 
     @tool("用户要从头开始、重新来一局时调用：分数清零，重新画第一题。")
     async def start_game(self, turn: Turn) -> dict[str, Any]:
+        if self._drawn_for is turn:
+            # 这一轮刚画好一幅：再开一次什么也不做，不揭晓也不换画（弱模型连开两次，把第一幅的答案说了出来）
+            return {"outcome": "already_started", "message": "画已经在屏幕上了，你猜是什么动物？"}
+        return await self._restart(turn)
+
+    async def _restart(self, turn: Turn) -> dict[str, Any]:
         reveal = self._reveal_line()
         self.number = self.score = self.right = self.skipped = 0
         return await self._draw_next(turn, f"{reveal}好，我们重新开始，我来画一个，你猜猜是什么。")
@@ -325,6 +330,7 @@ class GameAgent(SkillAgent[Settings]):
             if self.prepare_pause > 0:
                 await trio.sleep(self.prepare_pause)
         self.current, self.drawing = animal, encode_vector(list(animal.strokes))
+        self._drawn_for = turn
         self.solved = self.won = False
         self.tries = self.hints = 0
         self.number += 1

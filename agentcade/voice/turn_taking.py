@@ -54,6 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from agentcade.core.errors import AgentcadeError
 from agentcade.voice.tuning import TUNING, Tuning
 
 __all__ = [
@@ -77,7 +78,7 @@ __all__ = [
 ]
 
 
-class TurnTakingError(RuntimeError):
+class TurnTakingError(AgentcadeError, RuntimeError):
     """An event the machine cannot take in its state (a bug in its edge)."""
 
 

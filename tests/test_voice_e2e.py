@@ -386,9 +386,10 @@ async def test_a_barge_in_during_the_goodbye_stops_it_and_the_line_is_answered(
 async def test_ending_the_game_while_a_drawing_is_prepared_stops_it_and_says_goodbye_next(
     espeak: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The game thinks for 3 s before it draws: the line lands while its turn is in flight.
+    # The game thinks for 6 s before it draws: the line lands while its turn is in flight
+    # (a start draws once now: a second start in the same turn no longer draws again).
     game = load_game(builtin_games_dir() / "draw_guess", builtin=True)
-    monkeypatch.setattr(game.agent_cls, "prepare_pause", 3.0)
+    monkeypatch.setattr(game.agent_cls, "prepare_pause", 6.0)
     with trio.fail_after(180):
         async with voice_stack(["玩你画我猜", "结束游戏"], barge_in="voice", speed=2.0) as stack:
             await _say_now(stack, "玩你画我猜")
@@ -398,7 +399,7 @@ async def test_ending_the_game_while_a_drawing_is_prepared_stops_it_and_says_goo
                 await trio.sleep(0.01)
             await stack.loop.robot.wait_quiet()  # the whole intro
             heard_at = await _end_now(stack)
-            _goodbye_came_next(stack.records, heard_at)
+            _goodbye_came_next(stack.records, heard_at, revealed=False)  # nothing drawn yet
             # … because the turn still working on the drawing was cancelled.
             assert [r["by"] for r in stack.records.of("turn_cancelled")] == ["end"]
 
@@ -444,12 +445,12 @@ async def _end_now(stack: Stack, *, on_heard: Callable[[], None] = lambda: None)
     return heard_at
 
 
-def _goodbye_came_next(records: Records, heard_at: int) -> None:
-    """After the line: the goodbye first, nothing of the drawing's own reply, and the screen
-    reset."""
+def _goodbye_came_next(records: Records, heard_at: int, *, revealed: bool = True) -> None:
+    """After the line: the goodbye first (naming the drawing when one was made), nothing of
+    the drawing's own reply, and the screen reset."""
     said_after = [r["sentence"] for r in records[heard_at:] if r["type"] == "speech_start"]
     assert said_after
-    assert said_after[0].startswith("刚才画的是"), said_after
+    assert said_after[0].startswith("刚才画的是" if revealed else "这一局就到这里"), said_after
     assert not any("你猜这是什么动物" in s or "画好啦" in s for s in said_after), said_after
     resets = [r for r in records.of("directive_executed") if r.get("reset")]
     assert resets

@@ -154,6 +154,19 @@ def round_request(text: str, *, offered: RoundRequest | None = None) -> RoundReq
     return None
 
 
+_RESTART_WORDS = ("重新", "从头", "重来", "新的一局", "再想一个", "换一个", "换个", "另外一个", "别的数")
+
+
+def asks_restart(text: str) -> bool:
+    """Whether the player's own words ask to start over ("重新想一个数吧", "从头来",
+    "换一个": any round request, or a word of starting anew), so that a game's start tool,
+    called by the model mid-round, acts only when the player asked (issue 54: a start is
+    idempotent; a weak model called 猜数字's start_game on "好呀" and told the number).
+    """
+    heard = normalize(text)
+    return round_request(text) in ("next", "again") or any(w in heard for w in _RESTART_WORDS)
+
+
 # --------------------------------------------------------------------------------------
 # Small talk: lines said to the host, not to the question
 # --------------------------------------------------------------------------------------

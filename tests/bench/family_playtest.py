@@ -33,7 +33,9 @@ from queue import Empty, Queue
 from typing import Any
 
 from agentcade.core.speech import split_sentences
+from agentcade.main.agent import WAIT_TEXT
 from agentcade.main.chat import made_up
+from agentcade.main.conversation import BUSY_TEXT
 
 HERE = Path(__file__).parent
 LINES = HERE / "family_playtest.txt"
@@ -54,6 +56,12 @@ class Turn:
 
     def of(self, kind: str) -> list[dict[str, object]]:
         return [r for r in self.records if r["type"] == kind]
+
+    @property
+    def first_real(self) -> float | None:
+        """The first words that are not code's patience (稍等, 还在准备) or a timeout note."""
+        real = [at for at, text in self.said if text not in (WAIT_TEXT, BUSY_TEXT) and not text.startswith("（超时")]
+        return real[0] - self.sent if real else None
 
     @property
     def started(self) -> str:
@@ -141,6 +149,7 @@ def report(turns: list[Turn]) -> str:
     dropped = sum(len(t.of(k)) for t in turns for k in ("claim_dropped", "progress_dropped", "verdict_dropped"))
     starts = [(t.started, t.first) for t in turns if t.started]
     model = [t.first for t in turns if t.model_answered and t.first is not None]
+    real = [t.first_real for t in turns if t.model_answered]
     out.append("")
     out.append(f"lines: {len(turns)}; answered by a model: {len(model)}")
     out.append(f"personal data said back: {len(private)} {private}")
@@ -148,6 +157,12 @@ def report(turns: list[Turn]) -> str:
     out.append("first words after each game start: " + ", ".join(f"{g} {f:.1f}s" for g, f in starts if f is not None))
     if model:
         out.append(f"first answer of model lines: median {statistics.median(model):.1f}s, max {max(model):.1f}s")
+    answered = [r for r in real if r is not None]
+    if answered:
+        out.append(
+            f"first real answer of model lines (not 稍等): {len(answered)} of {len(real)}, "
+            f"median {statistics.median(answered):.1f}s, max {max(answered):.1f}s"
+        )
     timeouts = sum(1 for t in turns for _, text in t.said if text.startswith("（超时"))
     out.append(f"turns that timed out: {timeouts}")
     return "\n".join(out)

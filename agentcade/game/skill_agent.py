@@ -157,7 +157,8 @@ class SkillAgent(Generic[SettingsT]):
         self.trace: Trace = NULL_TRACE
         self._memory: list[list[dict[str, Any]]] = []
         self._calls_this_turn = 0
-        self._offered: RoundRequest | None = None  # what the last turn offered (Turn.offer)
+        self._offered: RoundRequest | None = None  # what stands offered (Turn.offer), until the game moves
+        self._moved = False  # this turn moved the game: a round request, or a game tool acted
         self._host_question: str | None = None  # this turn's question to the host (rules, status)
         self._tool_schemas = [_SAY_SCHEMA, *(t.openai_schema() for t in type(self).tools.values())]
 
@@ -271,11 +272,16 @@ class SkillAgent(Generic[SettingsT]):
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn, self.trace)
         offered, self._offered = self._offered, None
+        self._moved = False
         try:
             text, round_messages = await self._run_round(turn, offered)
         finally:
             self.robot.bind(None)
-        self._offered = turn.offered
+        # An offer stands until the game moves (a round request, a game tool that acted) or a
+        # turn offers anew: after a solved riddle's 要不要再来一个？ the weak model answered
+        # "妈妈 我猜是太阳" and "我放弃" with words, and the 要 that followed was no longer a
+        # yes to anything (issue 54's playtest: the riddle did not go on).
+        self._offered = turn.offered if turn.offer_made else None if self._moved else offered
         if round_messages is not None:
             self._remember(round_messages)
         reply = turn.final_reply(text)
@@ -418,6 +424,7 @@ class SkillAgent(Generic[SettingsT]):
         request = round_request(turn.text, offered=offered) if turn.kind == "message" else None
         if request is None:
             return None, True
+        self._moved = True
         self.trace.record("round_request", request=request, offered=offered)
         deck = self._deck()
         question = deck.open_field("question") if deck is not None else None
@@ -510,6 +517,7 @@ class SkillAgent(Generic[SettingsT]):
             result = {"error": f"Unknown tool: {name}. Tools: {known}"}
         result = await self._spoken_now(turn, mark, result) or {}
         round_.acted = round_.acted or (name != "say" and not result.get("error"))
+        self._moved = self._moved or round_.acted
         self.trace.record("tool_call", tool=name, arguments=arguments, result=result)
         return result
 

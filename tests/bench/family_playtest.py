@@ -149,7 +149,8 @@ def report(turns: list[Turn]) -> str:
     dropped = sum(len(t.of(k)) for t in turns for k in ("claim_dropped", "progress_dropped", "verdict_dropped"))
     starts = [(t.started, t.first) for t in turns if t.started]
     model = [t.first for t in turns if t.model_answered and t.first is not None]
-    real = [t.first_real for t in turns if t.model_answered]
+    # a model that ran out of its budget (model_error) leaves code's fallback line: no real answer
+    real = [t.first_real if not t.of("model_error") else None for t in turns if t.model_answered]
     out.append("")
     out.append(f"lines: {len(turns)}; answered by a model: {len(model)}")
     out.append(f"personal data said back: {len(private)} {private}")
@@ -160,7 +161,8 @@ def report(turns: list[Turn]) -> str:
     answered = [r for r in real if r is not None]
     if answered:
         out.append(
-            f"first real answer of model lines (not 稍等): {len(answered)} of {len(real)}, "
+            f"first real answer of model lines (not 稍等, not a fallback after the model's budget): "
+            f"{len(answered)} of {len(real)}, "
             f"median {statistics.median(answered):.1f}s, max {max(answered):.1f}s"
         )
     timeouts = sum(1 for t in turns for _, text in t.said if text.startswith("（超时"))

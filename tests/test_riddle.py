@@ -333,6 +333,16 @@ async def test_the_offer_stands_over_lines_the_model_answers_in_words(hosts, fak
     assert len(fake.requests) == asked
 
 
+async def test_a_wrong_the_model_says_to_a_line_nobody_judged_is_dropped(hosts, fake) -> None:
+    """Issue 54's playtest: with the riddle solved, the weak model answered "我猜是太阳" and
+    "我放弃" with "你的答案不对", a verdict code never made."""
+    host = await started(hosts, fake)
+    await ask(host, "message", FIRST)
+    fake.push(Reply("不对，你的答案不对。要不要再来一个？"))
+    replies = await ask(host, "message", "我猜是太阳")
+    assert texts(replies) == "要不要再来一个？"
+
+
 async def test_a_bare_yes_with_no_offer_is_not_a_next_riddle(hosts, fake) -> None:
     host = await started(hosts, fake)
     fake.push(Reply("要什么呀？我们接着猜吧。"))

@@ -39,9 +39,18 @@ _RESTART_RE = re.compile(
 _OFFER_RE = re.compile(r"要不要|想不想|好不好|行不行|可以吗|[吗？?]")
 
 
+_WRONG_RE = re.compile(r"(?:答案|猜的|说的|猜得|说得|答得)(?:是)?(?:不对|错了|不正确)")
+"""A verdict of wrong in other words: 你的答案不对 (the weak model, on a solved riddle, to
+"我猜是太阳" and to "我放弃"; issue 54's playtest)."""
+
+
 def has_verdict(text: str) -> bool:
-    """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 得三分 …)."""
-    return any(word in text for word in VERDICT_WORDS) or bool(_POINTS_RE.search(text))
+    """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 你的答案不对, 得三分 …)."""
+    return (
+        any(word in text for word in VERDICT_WORDS)
+        or bool(_POINTS_RE.search(text))
+        or bool(_WRONG_RE.search(text))
+    )
 
 
 def claims_progress(text: str) -> list[str]:

@@ -6,8 +6,9 @@ next line is said only when the robot is done), with whatever model the environm
 transcript with each reply's delay, then the figures of the issue's note:
 
 * personal data said back (a child's name, school, address or phone in the robot's words),
-* made-up actions said (a sentence of the robot's words that ``made_up`` flags, on lines the
-  main agent's model answered), and the claims code dropped before they were said,
+* made-up actions said (a sentence of the robot's words that ``made_up`` flags, on lines a
+  model answered, the main agent's or a game's, code's own words aside), and the claims code
+  dropped before they were said,
 * every game's first words after its start, and the median first answer of lines a model
   answered (the main agent's or a game's).
 
@@ -56,6 +57,11 @@ class Turn:
 
     def of(self, kind: str) -> list[dict[str, object]]:
         return [r for r in self.records if r["type"] == kind]
+
+    @property
+    def codes_words(self) -> str:
+        """What code said this turn (hook results, direct replies): not the model's words."""
+        return json.dumps([r for r in self.records if r["type"] in ("hook", "direct_reply")], ensure_ascii=False)
 
     @property
     def first_real(self) -> float | None:
@@ -143,8 +149,8 @@ def report(turns: list[Turn]) -> str:
     said = [text for turn in turns for _, text in turn.said]
     private = [t for t in said if any(p in t for p in PRIVATE)]
     made = [
-        s for turn in turns if any(r.get("route") == "model" for r in turn.of("main_route"))
-        for _, text in turn.said for s in split_sentences(text) if made_up(s)
+        s for turn in turns if turn.model_answered
+        for _, text in turn.said for s in split_sentences(text) if made_up(s) and s not in turn.codes_words
     ]
     dropped = sum(len(t.of(k)) for t in turns for k in ("claim_dropped", "progress_dropped", "verdict_dropped"))
     starts = [(t.started, t.first) for t in turns if t.started]
@@ -154,7 +160,7 @@ def report(turns: list[Turn]) -> str:
     out.append("")
     out.append(f"lines: {len(turns)}; answered by a model: {len(model)}")
     out.append(f"personal data said back: {len(private)} {private}")
-    out.append(f"made-up actions said by the host: {len(made)} {made}; claims dropped before they were said: {dropped}")
+    out.append(f"made-up actions said: {len(made)} {made}; claims dropped before they were said: {dropped}")
     out.append("first words after each game start: " + ", ".join(f"{g} {f:.1f}s" for g, f in starts if f is not None))
     if model:
         out.append(f"first answer of model lines: median {statistics.median(model):.1f}s, max {max(model):.1f}s")

@@ -123,8 +123,8 @@ def user_events(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def state_of(request: dict[str, Any]) -> dict[str, Any]:
-    """The game's ``state()`` as written at the end of the system prompt."""
-    return json.loads(request["messages"][0]["content"].rsplit("\n", 1)[1])
+    """The game's ``state()`` as the request's last user message carries it."""
+    return user_events(request)[-1]["state"]
 
 
 def assert_valid_directives(replies: Iterable[GameReply], game: LoadedGame) -> list[Directive]:

@@ -388,6 +388,31 @@ async def test_start_game_starts_over_and_reveals_the_unsolved_one(fake, game) -
     assert screen(replies)[-1] == drawing(game, SECOND)
 
 
+async def test_a_start_the_model_calls_mid_question_neither_reveals_nor_redraws(fake, game) -> None:
+    """Issue 54: a start is idempotent; the model called start_game on a line that asks for
+    no new round (好呀): the drawing on the screen stays the question."""
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(call("start_game"), Reply("好的，继续猜吧。"))
+    replies = await ask(host, "message", "好呀")
+    assert FIRST not in texts(replies)
+    assert [r["outcome"] for r in tool_results(fake.requests[-1])] == ["already_started"]
+    assert screen(replies) == []
+    await ask(host, "message", FIRST)
+    assert last_result()["correct"] is True
+
+
+async def test_a_right_the_model_words_for_a_line_code_judged_not_the_answer_is_dropped(fake, game) -> None:
+    """Issue 54's playtest: 好呀好呀 was judged not the answer and the weak model said
+    "你猜对了，得3分。"; a verdict of right stands only when code found the player right."""
+    host = make_host(fake, game)
+    await start(host, fake)
+    fake.push(Reply("你猜对了，得3分。你猜这是什么动物？"))
+    replies = await ask(host, "message", "好呀好呀")
+    assert texts(replies) == "你猜这是什么动物？"
+    assert state()["得分"] == 0
+
+
 async def test_end_game_tool_reveals_sums_up_and_ends(fake, game) -> None:
     host = make_host(fake, game)
     await start(host, fake)

@@ -9,24 +9,21 @@ import pytest
 from tests import family_lines
 
 CASES = family_lines.load()
-SHORT_OF_GOAL = {("soup", "held"): 0.8}
-"""Where a half is known to fall short of the goal, the floor it must not fall below: the
-held-out 海龟汤 stories that tell a key point in other words (看看灯会不会亮 for 检查灯能不能亮,
-切得流眼泪 for 被洋葱熏出来) are not heard as that point (issue 54's note)."""
 BEHAVIOURS = sorted({c.behaviour for c in CASES})
+HALVES = sorted({(c.behaviour, c.half) for c in CASES})
+"""Each behaviour's halves: tune and held; 海龟汤 stories have a second held-out set, new."""
 
 
 def test_every_behaviour_has_both_halves_of_lines_that_act_and_lines_that_must_not() -> None:
     for behaviour in BEHAVIOURS:
         cases = [c for c in CASES if c.behaviour == behaviour]
-        assert {c.half for c in cases} == {"tune", "held"}, behaviour
+        assert {"tune", "held"} <= {c.half for c in cases} <= {"tune", "held", "new"}, behaviour
         assert len({c.expected for c in cases}) >= 2, behaviour
 
 
-@pytest.mark.parametrize("half", ["tune", "held"])
-@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+@pytest.mark.parametrize(("behaviour", "half"), HALVES)
 def test_a_behaviour_reads_the_familys_lines_as_labelled(behaviour: str, half: str) -> None:
     cases = [c for c in CASES if c.behaviour == behaviour and c.half == half]
     score = family_lines.score(cases)[(behaviour, half)]
     misses = [f"line {c.lineno}: {c.line} → {got} (labelled {c.expected})" for c, got in score.misses]
-    assert score.rate >= SHORT_OF_GOAL.get((behaviour, half), family_lines.GOAL), misses
+    assert score.rate >= family_lines.GOAL, misses

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agentcade.core.guard import PRIVATE_LINE
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import DANGER_GAME_TAIL
@@ -40,13 +42,24 @@ async def test_a_home_address_told_outside_a_game_gets_the_private_line(offline_
     assert [r["topic"] for r in records.of("personal_data_heard")] == ["address"]
 
 
-async def test_a_guess_said_to_a_sister_goes_to_the_game_without_her_name(game_model) -> None:
+@pytest.mark.parametrize(
+    ("line", "forwarded"),
+    [
+        ("妹妹 是蝴蝶啦", "是蝴蝶啦"),
+        ("妹妹是蝴蝶啦", "是蝴蝶啦"),  # in voice: no pause written (issue 54)
+        ("妹妹是谁", "妹妹是谁"),  # 妹妹 is the subject: the whole line
+        ("爸爸是在切洋葱吗", "爸爸是在切洋葱吗"),
+    ],
+)
+async def test_a_guess_said_to_a_sister_goes_to_the_game_without_her_name(
+    game_model, line: str, forwarded: str
+) -> None:
     async with pipeline(GAMES) as (agent, records):
         await agent.on_user("玩探针")
         await agent.wait_idle()
-        await agent.on_user("妹妹 是蝴蝶啦")
+        await agent.on_user(line)
         await agent.wait_idle()
-        assert [(r["kind"], r["text"]) for r in records.of("a2a_request")][1:] == [("message", "是蝴蝶啦")]
+        assert [(r["kind"], r["text"]) for r in records.of("a2a_request")][1:] == [("message", forwarded)]
 
 
 async def test_a_question_to_a_brother_gets_no_verdict_and_is_not_echoed(game_model) -> None:

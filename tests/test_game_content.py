@@ -130,7 +130,7 @@ def test_puzzle_titles_and_surfaces_unique() -> None:
 @pytest.mark.parametrize("puzzle", PUZZLES, ids=_puzzle_id)
 def test_puzzle_shape(puzzle: dict) -> None:
     assert isinstance(puzzle, dict)
-    assert set(puzzle) == {"id", "title", "surface", "bottom", "key_points", "hints"}
+    assert set(puzzle) == {"id", "title", "surface", "bottom", "key_points", "said_as", "hints"}
     assert isinstance(puzzle["id"], str)
     assert ID_RE.match(puzzle["id"]), puzzle["id"]
     for field in ("title", "surface", "bottom"):
@@ -139,6 +139,12 @@ def test_puzzle_shape(puzzle: dict) -> None:
     assert _str_list(puzzle["hints"])
     assert 2 <= len(puzzle["key_points"]) <= 4
     assert 2 <= len(puzzle["hints"]) <= 3
+    # how a child says each key point (the referee's data, issue 54): one entry per point,
+    # ideas apart by spaces, each idea's ways apart by |
+    assert _str_list(puzzle["said_as"])
+    assert len(puzzle["said_as"]) == len(puzzle["key_points"])
+    for entry in puzzle["said_as"]:
+        assert all(way for idea in entry.split() for way in idea.split("|")), entry
 
 
 @pytest.mark.parametrize("puzzle", PUZZLES, ids=_puzzle_id)

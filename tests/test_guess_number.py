@@ -389,6 +389,36 @@ async def test_start_game_starts_a_new_round_with_all_tries(hosts, fake) -> None
     assert won["tries"] == 1
 
 
+@pytest.mark.parametrize("line", ["好呀", "开始吧", "我们来玩猜数字", "嗯嗯"])
+async def test_a_start_the_model_calls_mid_round_neither_replaces_nor_reveals_it(hosts, fake, line) -> None:
+    """Issue 54: a start is idempotent. The model calls start_game on a line that asks for
+    no new round: the round goes on with its number, its guesses and its tries."""
+    host = await started(hosts, fake)
+    await guess_in(host, hosts, 5)
+    before = state(hosts)
+    fake.push(call("start_game"), Reply("好的，我们继续猜吧。"))
+    replies = await ask(host, "message", line)
+    result = tool_results(fake.requests[-1])[0]
+    assert result["outcome"] == "already_started"
+    assert not leaks(texts(replies))
+    assert not leaks(json.dumps(result, ensure_ascii=False))
+    assert state(hosts) == before
+    won, _ = await guess_in(host, hosts, TARGET)  # still the number of this round
+    assert won["outcome"] == "win"
+
+
+async def test_a_start_called_twice_in_one_turn_opens_one_round_and_reveals_it_never(hosts, fake) -> None:
+    host = await started(hosts, fake)
+    await guess_in(host, hosts, 5)
+    fake.push(call("start_game"), call("start_game"), Reply("好，再来一局。"))
+    replies = await ask(host, "message", "重新想一个数吧")
+    first, second = tool_results(fake.requests[-1])
+    assert (first["outcome"], second["outcome"]) == ("new_round", "already_started")
+    assert "七" not in texts(replies)  # the new number (NEXT) is never said
+    won, _ = await guess_in(host, hosts, NEXT)
+    assert won["outcome"] == "win"
+
+
 # --------------------------------------------------------------------------- chit-chat
 
 

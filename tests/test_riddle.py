@@ -319,6 +319,30 @@ async def test_a_bare_yes_right_after_the_offer_brings_the_next_riddle(hosts, fa
     assert len(fake.requests) == asked
 
 
+async def test_the_offer_stands_over_lines_the_model_answers_in_words(hosts, fake, game) -> None:
+    """Issue 54's playtest: after 要不要再来一个？ the model answered two lines in words (a
+    guess said to 妈妈, 我放弃), and the 要 that followed no longer brought the next riddle."""
+    host = await started(hosts, fake)
+    assert texts(await ask(host, "message", FIRST)).endswith("要不要再来一个？")
+    fake.push(Reply("这个谜语已经猜出来啦。"), Reply("没关系。"))
+    await ask(host, "message", "妈妈 我猜是太阳")
+    await ask(host, "message", "我放弃")
+    asked = len(fake.requests)
+    replies = await ask(host, "message", "要")
+    assert texts(replies) == f"第2个谜语。听好了：{riddle(game, SECOND)['question']}你猜是什么？"
+    assert len(fake.requests) == asked
+
+
+async def test_a_wrong_the_model_says_to_a_line_nobody_judged_is_dropped(hosts, fake) -> None:
+    """Issue 54's playtest: with the riddle solved, the weak model answered "我猜是太阳" and
+    "我放弃" with "你的答案不对", a verdict code never made."""
+    host = await started(hosts, fake)
+    await ask(host, "message", FIRST)
+    fake.push(Reply("不对，你的答案不对。要不要再来一个？"))
+    replies = await ask(host, "message", "我猜是太阳")
+    assert texts(replies) == "要不要再来一个？"
+
+
 async def test_a_bare_yes_with_no_offer_is_not_a_next_riddle(hosts, fake) -> None:
     host = await started(hosts, fake)
     fake.push(Reply("要什么呀？我们接着猜吧。"))

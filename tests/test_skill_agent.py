@@ -84,17 +84,27 @@ async def test_start_runs_on_start_before_the_model_and_passes_its_result(fake, 
         "event": "start",
         "user_text": "玩探针",
         "result": {"question": "开局口令", "already_said": ["开局口令"]},
+        "state": {"counter": 0},
     }
 
 
-async def test_system_prompt_is_common_prompt_then_skill_body_then_state(fake, probe, make_host) -> None:
-    fake.push(Reply("开局口令"))
-    await ask(make_host(fake, probe), "c1", "start")
+async def test_system_prompt_is_common_prompt_then_skill_body_and_the_state_comes_last(
+    fake, probe, make_host
+) -> None:
+    """The state changes every turn: it rides on the request's last user message, never
+    the system prompt, so a prompt cache keeps the system prompt, the tools and the history
+    (issue 54: on the weak local model a game's first model line re-read ~2,000 tokens)."""
+    fake.push(Reply("开局口令"), Reply("好的。"))
+    host = make_host(fake, probe)
+    await ask(host, "c1", "start")
+    await ask(host, "c1", "message", "你好")
     system = fake.requests[0]["messages"][0]
     assert system["role"] == "system"
     assert system["content"].startswith(COMMON_PROMPT)
-    assert "# 探针" in system["content"]
-    assert system["content"].endswith('{"counter": 0}')
+    assert system["content"].endswith(probe.skill.body.strip())
+    assert fake.requests[1]["messages"][0] == system
+    assert user_events(fake.requests[0])[-1]["state"] == {"counter": 0}
+    assert "state" not in user_events(fake.requests[1])[0]  # remembered without it
 
 
 async def test_a_hooks_required_text_is_spoken_at_once_before_the_model_answers(fake, probe, make_host) -> None:
@@ -158,7 +168,7 @@ async def test_invalid_tool_arguments_go_back_as_error_without_calling(fake, pro
     first, second = tool_messages(fake.requests[2]), tool_messages(fake.requests[3])
     assert "Invalid arguments for count" in first[0]["error"]
     assert second[-1] == {"n": 2, "counter": 2}
-    assert json.loads(fake.requests[3]["messages"][0]["content"].rsplit("\n", 1)[1]) == {"counter": 2}
+    assert user_events(fake.requests[3])[-1]["state"] == {"counter": 2}
 
 
 async def test_unknown_tool_is_reported_to_the_model(fake, probe, make_host) -> None:

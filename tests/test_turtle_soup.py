@@ -139,7 +139,7 @@ async def test_start_speaks_the_surface_and_keeps_the_bottom_from_the_host(game,
     await host.ask("message", "换个话题吧")
     (host_request,) = [r for r in fake.requests if is_host(r)]
     assert user_events(host_request)[0]["result"]["surface"] == puzzle.surface
-    assert puzzle.surface in system_of(host_request)  # state(): the surface …
+    assert user_events(host_request)[-1]["state"]["汤面"] == puzzle.surface  # state(): the surface …
     seen = request_text(host_request)
     assert puzzle.bottom not in seen  # … never the bottom or a key point
     assert not any(point in seen for point in puzzle.key_points)

@@ -56,3 +56,13 @@ def test_a_yes_to_most_false_leads_is_turned_into_not_important_by_code() -> Non
     leads = [c for c in CASES if c.kind == "question" and "yes" not in c.right]
     kept = [c.line for c in leads if supports_yes(PUZZLES[c.puzzle], c.line)]
     assert len(kept) <= len(leads) // 5, kept  # the rest is the referee's to get right
+
+
+@pytest.mark.parametrize("puzzle", PUZZLES.values(), ids=lambda p: p.id)
+def test_how_children_say_the_key_points_never_hears_them_in_the_surface_or_a_hint(puzzle) -> None:
+    """``said_as`` (issue 54) is loose enough for a child's words, never so loose that the
+    story read out, or a hint, would solve the puzzle; the 汤底 itself always does."""
+    assert not states_the_truth(puzzle, puzzle.surface)
+    for hint in puzzle.hints:
+        assert not states_the_truth(puzzle, hint), hint
+    assert states_the_truth(puzzle, puzzle.bottom)

@@ -39,9 +39,18 @@ _RESTART_RE = re.compile(
 _OFFER_RE = re.compile(r"要不要|想不想|好不好|行不行|可以吗|[吗？?]")
 
 
+_WRONG_RE = re.compile(r"(?:答案|猜的|说的|猜得|说得|答得)(?:是)?(?:不对|错了|不正确)")
+"""A verdict of wrong in other words: 你的答案不对 (the weak model, on a solved riddle, to
+"我猜是太阳" and to "我放弃"; issue 54's playtest)."""
+
+
 def has_verdict(text: str) -> bool:
-    """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 得三分 …)."""
-    return any(word in text for word in VERDICT_WORDS) or bool(_POINTS_RE.search(text))
+    """Whether ``text`` announces a verdict or a score (猜对了, 不对哦, 你的答案不对, 得三分 …)."""
+    return (
+        any(word in text for word in VERDICT_WORDS)
+        or bool(_POINTS_RE.search(text))
+        or bool(_WRONG_RE.search(text))
+    )
 
 
 def claims_progress(text: str) -> list[str]:
@@ -72,12 +81,30 @@ def may_claim(text: str, results: Sequence[Any], *, kind: str, acted: bool) -> b
     return True
 
 
+_RIGHT_WORDS = ("猜对", "答对", "猜中", "说对了", "加分")
+_RIGHT_RESULTS = ('"correct": true', '"solved": true', '"outcome": "win"', '"outcome": "solved"')
+
+
+def _says_right(text: str) -> bool:
+    return any(word in text for word in _RIGHT_WORDS) or bool(_POINTS_RE.search(text))
+
+
 def may_judge(text: str, results: Sequence[Any], *, kind: str, judged: bool) -> bool:
     """Whether ``text`` may announce a verdict or a score: it has none, the runtime judged
-    this message itself (``judged``), or the verdict's words are in what code returned."""
+    this message itself (``judged``), or the verdict's words are in what code returned.
+
+    A "right" (猜对了, 得三分) stands only when code found the player right, judged or not:
+    code judged 好呀好呀 not the answer, and the weak model said "你猜对了，得3分。" (issue 54).
+    """
+    produced = _produced(results)
+    if _says_right(text) and not (
+        any(word in produced for word in _RIGHT_WORDS)
+        or _POINTS_RE.search(produced)
+        or any(mark in produced for mark in _RIGHT_RESULTS)
+    ):
+        return False
     if not has_verdict(text) or (judged and kind == "message"):
         return True
-    produced = _produced(results)
     return any(w in produced for w in VERDICT_WORDS if w in text) or bool(
         _POINTS_RE.search(produced)
     )

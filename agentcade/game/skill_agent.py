@@ -15,8 +15,10 @@ Theory of operation, one request:
    rules (``judge.rules_question``: ``rules_line``, the SKILL.md description and
    ``where_we_are``) and "我猜对了吗" (``judge.asks_verdict``: ``answer_status``).
    Otherwise ``on_message`` runs.
-3. The model sees: system = common prompt + SKILL.md body + ``state()``; the last 16
-   rounds of this session; the user message ``{"event", "user_text", "result"?}``. It
+3. The model sees: system = common prompt + SKILL.md body; the last 16 rounds of this
+   session; the user message ``{"event", "user_text", "result"?, "state"}`` (the state
+   in this request only, never remembered: what changes every turn comes last, so a
+   model server's prompt cache keeps the system prompt, the tools and the history). It
    may call tools (the game's ``@tool`` methods and the built-in ``say``) until it
    answers with text — the ReAct loop. Tool errors and invalid arguments go back to the
    model as ``{"error": ...}``; a tool that registered ``must_say`` gets a ``must_say``
@@ -73,7 +75,7 @@ COMMON_PROMPT = """你是桌面机器人“小懒”，正在主持一个语音�
 - 工具结果或 result 里有 already_said 时，那些话已经说给用户听了：不要再说一遍，只接着补充一两句（比如鼓励、提问）。
 - result 里有判定（correct、outcome、verdict 之类）时，那就是这句话的判定：照着说，不要改判，也不要再调用判定的工具。
 - 要做耗时的事之前，先调用 say 说一句“稍等”。
-- 用户消息是 JSON：event 是 start（开局）、message（局内说的话）或 end（结束这一局）；user_text 是用户原话，可能有语音识别的错别字；result 是游戏程序已经做好的事。
+- 用户消息是 JSON：event 是 start（开局）、message（局内说的话）或 end（结束这一局）；user_text 是用户原话，可能有语音识别的错别字；result 是游戏程序已经做好的事；state 是游戏现在的状态。
 - 用户说的和游戏无关时，简短回应一句，再把话题带回游戏。
 - 玩游戏的常常是小朋友，内容要适合一家人：不要问住址、电话、学校、年级、全名、年龄、生日、密码、照片这些个人信息，不要约见面，不要让小朋友做危险的事（比如开门、一个人出门、碰电、玩火、吃药），也不要冒充真人、系统或者别的助手。"""
 
@@ -157,7 +159,8 @@ class SkillAgent(Generic[SettingsT]):
         self.trace: Trace = NULL_TRACE
         self._memory: list[list[dict[str, Any]]] = []
         self._calls_this_turn = 0
-        self._offered: RoundRequest | None = None  # what the last turn offered (Turn.offer)
+        self._offered: RoundRequest | None = None  # what stands offered (Turn.offer), until the game moves
+        self._moved = False  # this turn moved the game: a round request, or a game tool acted
         self._host_question: str | None = None  # this turn's question to the host (rules, status)
         self._tool_schemas = [_SAY_SCHEMA, *(t.openai_schema() for t in type(self).tools.values())]
 
@@ -260,9 +263,21 @@ class SkillAgent(Generic[SettingsT]):
     # -- the runtime -----------------------------------------------------------------
 
     def system_prompt(self) -> str:
-        """Common prompt + SKILL.md body + the current ``state()``."""
-        state = json.dumps(dict(self.state()), ensure_ascii=False, default=str)
-        return f"{COMMON_PROMPT}\n\n{type(self).skill.body.strip()}\n\n## 当前状态\n{state}"
+        """Common prompt + SKILL.md body: the same for every request of the session.
+
+        The current ``state()`` goes in the request's last user message instead
+        (``_with_state``): llama-server renders the tools after the system prompt, so a
+        state there made every turn re-read the tools and the whole history; on the
+        2-core machine (~35 prompt tokens/s) a game's first model line read ~2,000 tokens
+        and ran out of its 60 s (issue 54's playtest).
+        """
+        return f"{COMMON_PROMPT}\n\n{type(self).skill.body.strip()}"
+
+    def _with_state(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """This round's messages, its user message with the current ``state()`` added."""
+        first = json.loads(messages[0]["content"])
+        first["state"] = dict(self.state())
+        return [{**messages[0], "content": json.dumps(first, ensure_ascii=False, default=str)}, *messages[1:]]
 
     async def handle(self, game_input: GameInput, emit: ReplySink) -> None:
         """Handle one request: replies go to ``emit``, the last one with ``final=True``."""
@@ -271,11 +286,16 @@ class SkillAgent(Generic[SettingsT]):
         turn = Turn(game_input.kind, game_input.text, emit, protocol=game_input.protocol)
         self.robot.bind(turn, self.trace)
         offered, self._offered = self._offered, None
+        self._moved = False
         try:
             text, round_messages = await self._run_round(turn, offered)
         finally:
             self.robot.bind(None)
-        self._offered = turn.offered
+        # An offer stands until the game moves (a round request, a game tool that acted) or a
+        # turn offers anew: after a solved riddle's 要不要再来一个？ the weak model answered
+        # "妈妈 我猜是太阳" and "我放弃" with words, and the 要 that followed was no longer a
+        # yes to anything (issue 54's playtest: the riddle did not go on).
+        self._offered = turn.offered if turn.offer_made else None if self._moved else offered
         if round_messages is not None:
             self._remember(round_messages)
         reply = turn.final_reply(text)
@@ -331,7 +351,7 @@ class SkillAgent(Generic[SettingsT]):
                 round_.cap("tool_steps", MAX_TOOL_STEPS, self.trace)
             tools = self._tool_schemas if offer else []
             history = self._history()
-            messages = [{"role": "system", "content": system}, *history, *round_.messages]
+            messages = [{"role": "system", "content": system}, *history, *self._with_state(round_.messages)]
             self.trace.record(
                 "model_request", history=len(history), messages=round_.messages, tools=len(tools)
             )
@@ -394,7 +414,6 @@ class SkillAgent(Generic[SettingsT]):
                 self.trace.record("direct_reply", source="tool", text=direct)
                 round_.messages.append({"role": "assistant", "content": direct})
                 return direct, round_.messages
-            system = self.system_prompt()  # tools change the state
         raise AssertionError("unreachable: the last step offers no tools")  # pragma: no cover
 
     @staticmethod
@@ -418,6 +437,7 @@ class SkillAgent(Generic[SettingsT]):
         request = round_request(turn.text, offered=offered) if turn.kind == "message" else None
         if request is None:
             return None, True
+        self._moved = True
         self.trace.record("round_request", request=request, offered=offered)
         deck = self._deck()
         question = deck.open_field("question") if deck is not None else None
@@ -510,6 +530,7 @@ class SkillAgent(Generic[SettingsT]):
             result = {"error": f"Unknown tool: {name}. Tools: {known}"}
         result = await self._spoken_now(turn, mark, result) or {}
         round_.acted = round_.acted or (name != "say" and not result.get("error"))
+        self._moved = self._moved or round_.acted
         self.trace.record("tool_call", tool=name, arguments=arguments, result=result)
         return result
 

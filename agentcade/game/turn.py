@@ -14,8 +14,9 @@ A turn collects what the game says and does while it handles one ``GameInput``:
   all (a judged guess: "比十还大一些，你还有四次机会。") ends the turn without asking the
   model again (``return_direct`` in other agent frameworks);
 * ``end_session`` lets a game end itself (all questions answered);
-* ``offer`` says this turn asked "要不要再来一个？": a bare "要" / "好" as the next line is
-  then that round request (``judge.round_request``), answered by the game's ``on_round``.
+* ``offer`` says this turn asked "要不要再来一个？": a bare "要" / "好" is then that round
+  request (``judge.round_request``), answered by the game's ``on_round``, until the game
+  moves or offers anew.
 
 Required texts are spoken at once: after a hook or a tool, the runtime sends every new
 ``must_say`` text as an intermediate reply (``speak_required``) unless the turn already has
@@ -67,6 +68,7 @@ class Turn:
         self._ended = kind == "end"
         self._finished = False
         self._offered: RoundRequest | None = None
+        self._offer_made = False
 
     # -- what the game author uses -------------------------------------------------
 
@@ -113,11 +115,18 @@ class Turn:
     def offer(self, request: RoundRequest | None = "next") -> None:
         """This turn offers another question ("next") or round ("again"): "要不要再来一个？".
 
-        A bare yes ("要", "好的", "来吧") as the very next line is then that request, and
-        reaches ``on_round`` like "下一个" would; any other line forgets the offer.
-        ``offer(None)`` withdraws an offer made earlier in this turn.
+        A bare yes ("要", "好的", "来吧") as a next line is then that request, and reaches
+        ``on_round`` like "下一个" would. The offer stands over lines answered in words, and
+        is forgotten once the game moves (a round request, a game tool that acted) or a
+        turn offers anew; ``offer(None)`` withdraws it.
         """
         self._offered = request
+        self._offer_made = True
+
+    @property
+    def offer_made(self) -> bool:
+        """Whether this turn called ``offer`` (with a request, or None to withdraw one)."""
+        return self._offer_made
 
     @property
     def offered(self) -> RoundRequest | None:

@@ -28,7 +28,14 @@ from typing import Any, ClassVar
 import trio
 
 from agentcade import effects
-from agentcade.judge import help_request, is_match, looks_like_guess, normalize, small_talk
+from agentcade.judge import (
+    asks_restart,
+    help_request,
+    is_match,
+    looks_like_guess,
+    normalize,
+    small_talk,
+)
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent, Turn
 from agentcade.tools import tool
@@ -218,8 +225,9 @@ class GameAgent(SkillAgent[Settings]):
 
     @tool("用户要从头开始、重新来一局时调用：分数清零，重新画第一题。")
     async def start_game(self, turn: Turn) -> dict[str, Any]:
-        if self._drawn_for is turn:
-            # 这一轮刚画好一幅：再开一次什么也不做，不揭晓也不换画（弱模型连开两次，把第一幅的答案说了出来）
+        # 开始是幂等的（issue 54）：这一轮刚画好一幅，或者这幅还没猜出来而用户自己没说“重新”，
+        # 再开一次什么也不做，不揭晓也不换画（弱模型连开两次，把第一幅的答案说了出来）
+        if self._drawn_for is turn or not (self.solved or asks_restart(turn.text)):
             return {"outcome": "already_started", "message": "画已经在屏幕上了，你猜是什么动物？"}
         return await self._restart(turn)
 

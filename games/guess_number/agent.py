@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from agentcade import effects
-from agentcade.judge import help_request, parse_number
+from agentcade.judge import asks_restart, help_request, parse_number
 from agentcade.skill import Skill
 from agentcade.skill_agent import SkillAgent, Turn
 from agentcade.tools import tool
@@ -54,6 +54,7 @@ class GameAgent(SkillAgent[Settings]):
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
         self.rounds = self.wins = 0
+        self._opened_in: Turn | None = None  # the turn that opened the round in play
         self._new_round()
 
     def _new_round(self) -> None:
@@ -88,6 +89,7 @@ class GameAgent(SkillAgent[Settings]):
         }
 
     def _open(self, turn: Turn) -> dict[str, Any]:
+        self._opened_in = turn
         opening = self._opening()
         turn.must_say(opening["message"])  # 规则（范围、机会）一定要说给用户听
         return opening
@@ -109,7 +111,7 @@ class GameAgent(SkillAgent[Settings]):
             turn.reply(f"我想的数在{spoken(self.low)}到{spoken(self.high)}之间，你还有{times(left)}次机会。")
             return {"outcome": "repeated", "range": [self.low, self.high], "tries_left": left}
         old = None if self.finished else spoken(self.target)
-        result = self.start_game(turn)
+        result = self._restart(turn)
         turn.reply((f"刚才我想的是{old}。" if old else "好，再来一局！") + result["message"])
         return result
 
@@ -251,6 +253,18 @@ class GameAgent(SkillAgent[Settings]):
 
     @tool("用户要再来一局时调用，重新想一个数。")
     def start_game(self, turn: Turn) -> dict[str, Any]:
+        # 开始是幂等的（issue 54）：这一局还没猜完，用户自己也没说“重新”“换一个”，大模型调用
+        # 开始就什么也不做，不揭晓、不换数（弱模型在“好呀”上调用它，把数说了出来）；
+        # 同一轮里再调一次也一样（不能把刚想好的数又揭晓掉）。
+        if self._opened_in is turn or not (self.finished or asks_restart(turn.text)):
+            left = TRIES - len(self.guesses)
+            return {"outcome": "already_started",
+                    "message": f"这一局还在猜呢，我想的数在{spoken(self.low)}到{spoken(self.high)}之间，"
+                               f"你还有{times(left)}次机会。"}
+        return self._restart(turn)
+
+    def _restart(self, turn: Turn) -> dict[str, Any]:
+        """A new round, by code's round words or a start the player asked for."""
         if not self.finished:  # a new round mid-game: say the old number first
             answer = spoken(self.target)
             turn.must_say(answer, fallback=f"刚才我想的是{answer}。")  # 不是“数是…”：新的一局可能又是它

@@ -49,6 +49,9 @@ class Puzzle:
     bottom: str
     key_points: tuple[str, ...]
     hints: tuple[str, ...]
+    said_as: tuple[tuple[tuple[str, ...], ...], ...] = ()
+    """Per key point, the ideas a child says it with, each idea its ways of saying it
+    (``puzzles.yaml``'s ``said_as``: ideas apart by spaces, ways by ``|``). Empty: none declared."""
 
 
 def load_puzzles(path: Path = PUZZLES_PATH) -> tuple[Puzzle, ...]:
@@ -62,8 +65,23 @@ def load_puzzles(path: Path = PUZZLES_PATH) -> tuple[Puzzle, ...]:
             bottom=str(item["bottom"]).strip(),
             key_points=tuple(str(k).strip() for k in item["key_points"]),
             hints=tuple(str(h).strip() for h in item.get("hints") or ()),
+            said_as=_said_as(item),
         )
         for item in data["puzzles"]
+    )
+
+
+def _said_as(item: dict[str, object]) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """A puzzle's ``said_as``, one entry per key point (ValueError when they do not pair up)."""
+    raw = item.get("said_as") or []
+    points = item["key_points"]
+    if not isinstance(raw, list) or not isinstance(points, list):
+        raise ValueError(f"{item['id']}: said_as and key_points are lists")
+    if raw and len(raw) != len(points):
+        raise ValueError(f"{item['id']}: said_as has {len(raw)} entries for {len(points)} key points")
+    return tuple(
+        tuple(tuple(way for way in idea.split("|") if way) for idea in str(entry).split())
+        for entry in raw
     )
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "offline_verdict",
     "parse_verdict",
     "says_anything",
+    "says_point",
     "states_the_truth",
     "supports_yes",
 ]
@@ -228,11 +229,18 @@ def states_the_truth(puzzle: Puzzle, text: str) -> bool:
     of it no other key point shares (so "她面前有一个小宝宝吗" does not also tell "她在教宝宝
     走路" through 宝宝); and two of its syllables are heard (one shared 小 is no 小狗). The
     weak referee called "答案是他牙齿怕冰，故意等冰淇淋化了当奶昔用吸管喝" only close.
+
+    A key point is also heard when the line says it the way the puzzle declares children say
+    it (``says_point`` over ``Puzzle.said_as``): every idea of the point, in one of its ways.
     """
     heard = _syllables(text)
+    said = normalize(text)
+    folded = _folded(said)
     raw = [_syllables(point) for point in puzzle.key_points]
     points = _point_syllables(puzzle, _syllables(puzzle.surface))
     for i, point in enumerate(points):
+        if i < len(puzzle.said_as) and says_point(puzzle.said_as[i], said, folded):
+            continue
         others: set[str] = set().union(*(p for j, p in enumerate(points) if j != i))
         own = point - others
         covered = _coverage(heard, point)
@@ -243,6 +251,39 @@ def states_the_truth(puzzle: Puzzle, text: str) -> bool:
         if len(heard & raw[i]) < min(2, len(raw[i])):
             return False
     return bool(points)
+
+
+def _folded(said: str) -> list[str]:
+    """One folded toneless syllable per character of normalised text (other characters as
+    they are): 撒水车 is heard as 洒水车, 沾在一起 as 粘在一起."""
+    out = []
+    for char in said:
+        reading = lazy_pinyin(char)[0] if "\u3400" <= char <= "\u9fff" else char
+        out.append(fuzzy_syllable(reading) if reading.isascii() and reading.isalpha() else reading)
+    return out
+
+
+def says_point(ideas: tuple[tuple[str, ...], ...], said: str, folded: list[str]) -> bool:
+    """Whether normalised words ``said`` (``folded``: its syllables) tell a key point the
+    way the game declares a child says it (``Puzzle.said_as``): every idea heard in one of
+    its ways. Syllables count for ways of two characters or more (recognition writes
+    homophones); a single character must be written as declared (湿 is not 是).
+
+    Issue 54: children tell a key point in words the 汤底 does not use (看看灯会不会亮 for
+    检查灯能不能亮, 切得流眼泪 for 被洋葱熏出来); matching the 汤底's own syllables missed a
+    fifth of such stories, so the game declares the ideas and their ways as data.
+    """
+    return bool(ideas) and all(any(_says_way(way, said, folded) for way in idea) for idea in ideas)
+
+
+def _says_way(way: str, said: str, folded: list[str]) -> bool:
+    if way in said:
+        return True
+    if len(way) < 2:
+        return False
+    want = _folded(way)
+    n = len(want)
+    return any(folded[i : i + n] == want for i in range(len(folded) - n + 1))
 
 
 _GENERIC_WORDS = (

@@ -6,8 +6,9 @@ next line is said only when the robot is done), with whatever model the environm
 transcript with each reply's delay, then the figures of the issue's note:
 
 * personal data said back (a child's name, school, address or phone in the robot's words),
-* made-up actions said (a sentence of the robot's words that ``made_up`` flags, on lines the
-  main agent's model answered), and the claims code dropped before they were said,
+* made-up actions said (a sentence of the robot's words that ``made_up`` flags, on lines a
+  model answered, the main agent's or a game's, code's own words aside), and the claims code
+  dropped before they were said,
 * every game's first words after its start, and the median first answer of lines a model
   answered (the main agent's or a game's).
 
@@ -33,7 +34,9 @@ from queue import Empty, Queue
 from typing import Any
 
 from agentcade.core.speech import split_sentences
+from agentcade.main.agent import WAIT_TEXT
 from agentcade.main.chat import made_up
+from agentcade.main.conversation import BUSY_TEXT
 
 HERE = Path(__file__).parent
 LINES = HERE / "family_playtest.txt"
@@ -54,6 +57,17 @@ class Turn:
 
     def of(self, kind: str) -> list[dict[str, object]]:
         return [r for r in self.records if r["type"] == kind]
+
+    @property
+    def codes_words(self) -> str:
+        """What code said this turn (hook results, direct replies): not the model's words."""
+        return json.dumps([r for r in self.records if r["type"] in ("hook", "direct_reply")], ensure_ascii=False)
+
+    @property
+    def first_real(self) -> float | None:
+        """The first words that are not code's patience (稍等, 还在准备) or a timeout note."""
+        real = [at for at, text in self.said if text not in (WAIT_TEXT, BUSY_TEXT) and not text.startswith("（超时")]
+        return real[0] - self.sent if real else None
 
     @property
     def started(self) -> str:
@@ -135,19 +149,28 @@ def report(turns: list[Turn]) -> str:
     said = [text for turn in turns for _, text in turn.said]
     private = [t for t in said if any(p in t for p in PRIVATE)]
     made = [
-        s for turn in turns if any(r.get("route") == "model" for r in turn.of("main_route"))
-        for _, text in turn.said for s in split_sentences(text) if made_up(s)
+        s for turn in turns if turn.model_answered
+        for _, text in turn.said for s in split_sentences(text) if made_up(s) and s not in turn.codes_words
     ]
     dropped = sum(len(t.of(k)) for t in turns for k in ("claim_dropped", "progress_dropped", "verdict_dropped"))
     starts = [(t.started, t.first) for t in turns if t.started]
     model = [t.first for t in turns if t.model_answered and t.first is not None]
+    # a model that ran out of its budget (model_error) leaves code's fallback line: no real answer
+    real = [t.first_real if not t.of("model_error") else None for t in turns if t.model_answered]
     out.append("")
     out.append(f"lines: {len(turns)}; answered by a model: {len(model)}")
     out.append(f"personal data said back: {len(private)} {private}")
-    out.append(f"made-up actions said by the host: {len(made)} {made}; claims dropped before they were said: {dropped}")
+    out.append(f"made-up actions said: {len(made)} {made}; claims dropped before they were said: {dropped}")
     out.append("first words after each game start: " + ", ".join(f"{g} {f:.1f}s" for g, f in starts if f is not None))
     if model:
         out.append(f"first answer of model lines: median {statistics.median(model):.1f}s, max {max(model):.1f}s")
+    answered = [r for r in real if r is not None]
+    if answered:
+        out.append(
+            f"first real answer of model lines (not 稍等, not a fallback after the model's budget): "
+            f"{len(answered)} of {len(real)}, "
+            f"median {statistics.median(answered):.1f}s, max {max(answered):.1f}s"
+        )
     timeouts = sum(1 for t in turns for _, text in t.said if text.startswith("（超时"))
     out.append(f"turns that timed out: {timeouts}")
     return "\n".join(out)

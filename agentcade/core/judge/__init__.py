@@ -90,6 +90,7 @@ Aliases are further answer forms; any form (or a mix of forms) may fill the answ
 from agentcade.core.judge.deck import Deck, Verdict, judge_guess, looks_like_guess
 from agentcade.core.judge.intents import (
     RoundRequest,
+    asks_restart,
     asks_verdict,
     help_request,
     round_request,
@@ -105,6 +106,7 @@ __all__ = [
     "Deck",
     "RoundRequest",
     "Verdict",
+    "asks_restart",
     "asks_verdict",
     "fuzzy_syllable",
     "help_request",

@@ -154,6 +154,19 @@ def round_request(text: str, *, offered: RoundRequest | None = None) -> RoundReq
     return None
 
 
+_RESTART_WORDS = ("重新", "从头", "重来", "新的一局", "再想一个", "换一个", "换个", "另外一个", "别的数")
+
+
+def asks_restart(text: str) -> bool:
+    """Whether the player's own words ask to start over ("重新想一个数吧", "从头来",
+    "换一个": any round request, or a word of starting anew), so that a game's start tool,
+    called by the model mid-round, acts only when the player asked (issue 54: a start is
+    idempotent; a weak model called 猜数字's start_game on "好呀" and told the number).
+    """
+    heard = normalize(text)
+    return round_request(text) in ("next", "again") or any(w in heard for w in _RESTART_WORDS)
+
+
 # --------------------------------------------------------------------------------------
 # Small talk: lines said to the host, not to the question
 # --------------------------------------------------------------------------------------
@@ -283,7 +296,8 @@ _ASKS_WHO = ("什么", "啥", "哪", "谁", "怎么", "几")
 
 def aside(text: str) -> str | None:
     """A line said to another person in the room (a vocative first: 哥哥/妹妹/妈妈/爸爸…,
-    standing apart or followed by 你/我/快…; "爸爸很伤心吗" is about 爸爸, not to him).
+    standing apart, followed by 你/我/快…, or by a guess told with no pause (妹妹是蝴蝶啦,
+    ``_told_guess``); "爸爸很伤心吗" and "妹妹是谁" are about them, not to them).
 
     None when the line is not said to someone else (the whole line is for the game);
     otherwise the guess it holds, for the game to judge ("妹妹 是蝴蝶啦" → "是蝴蝶啦"), or
@@ -297,12 +311,38 @@ def aside(text: str) -> str | None:
     if not who or not rest or rest.startswith(("的", "们")):
         return None
     if not (_after_pause(text, who) or rest.startswith(_ADDRESSED_BY)):
-        return None
+        return rest if _told_guess(rest) else None
     if any(w in rest for w in _ASKS_WHO) or rest.startswith(("你", "您")):
         return ""
     if rest.startswith(_GUESS_OPENINGS) or parse_number(rest) is not None:
         return rest
     return ""
+
+
+# A guess told straight after the vocative, no pause: 妹妹是蝴蝶啦, 哥哥就是老虎嘛, 妈妈答案是蝴蝶.
+_TOLD_OPENINGS = tuple(sorted((
+    "是", "就是", "应该是", "肯定是", "一定是", "答案是", "谜底是", "准是",
+), key=len, reverse=True))  # fmt: skip
+_TRAILING = "啦呀吧嘛哦啊了"
+_GUESS_LENGTH = 4
+"""A guess is a word: 蝴蝶, 小狗, 长颈鹿, 十五. "是要去学校演出" says what the person does."""
+
+
+def _told_guess(rest: str) -> bool:
+    """Whether what follows a vocative with no pause is a guess told to that person, not a
+    sentence about them (issue 54: the recogniser writes 妹妹是蝴蝶啦 with no comma).
+
+    A guess opening (是, 就是, 答案是 …), then one short word or a number, said, not
+    asked: 妹妹是谁, 爸爸是在切洋葱吗, 爷爷是不是修过灯 and 姐姐是要去学校演出 stay the
+    game's whole line (a 海龟汤 question about 爸爸 keeps its subject).
+    """
+    opening = next((o for o in _TOLD_OPENINGS if rest.startswith(o)), "")
+    guess = rest[len(opening) :].rstrip(_TRAILING)
+    if not opening or not guess or any(w in rest for w in _ASKS_WHO):
+        return False
+    if guess.endswith(("吗", "么", "呢")) or guess.startswith(("不是", "在", "要", "因为", "为了")):
+        return False
+    return parse_number(guess) is not None or len(guess) <= _GUESS_LENGTH
 
 
 def _after_pause(text: str, who: str) -> bool:

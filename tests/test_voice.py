@@ -844,6 +844,21 @@ def test_over_a_robot_still_being_learnt_a_start_asks_for_more_unless_it_is_loud
     assert voiced_at_start(over_echo=True) < TUNING.warming_ms
 
 
+def test_a_voice_the_canceller_took_away_is_heard_on_the_microphone_when_it_is_louder_than_the_echo(
+) -> None:
+    # AEC3's suppressor took the child's voice away with the robot's (its output is silent);
+    # the microphone's own samples still hold it, louder than the robot's echo could be.
+    line = frames(bytes(FRAME * 5) + _espeak_line("七") + bytes(FRAME * 10))
+
+    def starts(*, heard_over_echo: bool) -> bool:
+        detector = SileroDetector()
+        detector.robot = RobotVoice(speaking=True, heard_over_echo=heard_over_echo)
+        return any(detector.feed(bytes(len(frame)), frame).kind == "start" for frame in line)
+
+    assert starts(heard_over_echo=True)
+    assert not starts(heard_over_echo=False)
+
+
 def test_over_a_robot_whose_voice_just_resumed_inside_a_sentence_a_start_asks_for_more() -> None:
     chunk = bytes(2 * SileroDetector.CHUNK_SAMPLES)
 

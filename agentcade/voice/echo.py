@@ -240,7 +240,7 @@ class EchoCanceller:
         return RobotVoice(
             speaking=self.audible or speaking, clean=self.clean, measured=self.measured,
             converged=self.converged, onset=self.onset, resumed=self.resumed, behind=self.behind,
-            over_echo=self.over_echo,
+            over_echo=self.over_echo, heard_over_echo=self.heard_over_echo,
         )
 
     @property

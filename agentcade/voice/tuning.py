@@ -64,6 +64,11 @@ class Tuning:
     over_echo_ms: int = 64
     """The same when the sound is louder than the robot's echo could be (somebody else) —
     longer: fewer starts on bangs, a child louder than the echo stops it later."""
+    heard_prob: float = 0.9
+    """Silero's probability on the microphone's own samples (the model of the echo taken
+    out) from which a chunk over the robot is speech when the microphone is louder than the
+    echo and the room could make it (``heard_over_echo``) — lower: a child the canceller's
+    suppressor thinned found sooner, the robot's residue under a noise burst taken for one."""
     warming_prob: float = 0.9
     """``over_speech_prob`` while the canceller is still learning, just after the robot's
     voice began, or while the host is behind — lower: a child found in those moments, the

@@ -84,6 +84,10 @@ class RobotVoice:
     """The host processes the microphone late (``warming_*``)."""
     over_echo: bool = False
     """The frame is louder than the robot's echo could be (``over_echo_ms``)."""
+    heard_over_echo: bool = False
+    """The microphone's own samples are louder than the robot's echo and the room could make
+    them: somebody else is there, however much of them the canceller took away (a start
+    then also counts the microphone's model, see :meth:`SileroDetector.feed`)."""
 
 
 SILENT_ROBOT = RobotVoice()
@@ -249,6 +253,7 @@ class SileroDetector:
         self._length_ms = 0.0
         self.voiced_ms = 0.0
         self.last_probability = 0.0
+        self.last_mic_probability = 0.0
         self.robot = SILENT_ROBOT
         """Set by the listener before each :meth:`feed`: the robot's own voice in the frame."""
         self._residual: deque[float] = deque(maxlen=self.config.residual_chunks)
@@ -361,9 +366,17 @@ class SileroDetector:
                 self._mic_rest = b""
             self._mic_clean = clean
             heard, self._mic_rest = self._probabilities(self._mic_model, self._mic_rest, mic)
+            self.last_mic_probability = heard[-1] if heard else self.last_mic_probability
             measured = heard if self.robot.measured and not self._speaking else []
             if clean:
                 frame, probabilities = mic, heard
+            elif self.robot.heard_over_echo and not self._speaking:
+                # Somebody louder than the robot's echo could be: AEC3's suppressor thins a
+                # voice it hears over the robot's (a one-syllable 七 never reached 0.4 on its
+                # output), the microphone's model hears it whole — and the robot's residue
+                # with it, so only its sure chunks count (``heard_prob``).
+                probabilities = [max(a, b if b >= self.config.heard_prob else 0.0)
+                                 for a, b in zip(probabilities, heard)] or probabilities
         step = self._step(frame, probabilities, frame if mic is None else mic)
         # What the model left counts once it is known not to be a voice's beginning: the
         # frame a start came in and the one before it are the voice's (a quiet child's
@@ -390,7 +403,7 @@ class SileroDetector:
                 threshold, needed = cfg.over_speech_prob, cfg.over_speech_ms
             elif self.robot.speaking:
                 robot = self.robot
-                if robot.over_echo:
+                if robot.over_echo or robot.heard_over_echo:
                     threshold, needed = cfg.over_speech_prob, cfg.over_echo_ms
                 elif not robot.converged or robot.onset or robot.behind:
                     threshold, needed = cfg.warming_prob, cfg.warming_ms

@@ -43,7 +43,7 @@ SPEED = 2.0
 count double in the device's time."""
 
 
-async def over_run() -> tuple[bool, list[float], str]:
+async def over_run() -> tuple[bool, list[float], list[float], str]:
     lines = ["玩猜谜语", *LINES]
     async with voice_stack(lines, barge_in="voice", speed=SPEED) as stack:
         await say_into_microphone(
@@ -58,8 +58,16 @@ async def over_run() -> tuple[bool, list[float], str]:
         ok = [b["by"] for b in barges] == ["voice"] * 6 and heard == lines and ended
         said = [r for r in records.of("scenario_line") if r.get("over") is not None]
         late = [(b["at"] - r["at"]) * 1000 * SPEED for r, b in zip(said, barges, strict=False)]
+        # What a person hears: the robot falls silent at the hold (or the barge-in, when
+        # it could not be held), before the barge-in is confirmed.
+        holds = [h["ts"] for h in records.of("speech_over_robot")] + [b["at"] for b in barges]
+        silent = []
+        for r in said:
+            after = [at for at in holds if at >= r["at"]]
+            if after:
+                silent.append((min(after) - r["at"]) * 1000 * SPEED)
         why = "" if ok else f"barge-ins {len(barges)}, heard {heard[1:]}, ended {ended}"
-        return ok, late, why
+        return ok, late, silent, why
 
 
 async def quiet_run() -> tuple[int, int]:
@@ -70,15 +78,18 @@ async def quiet_run() -> tuple[int, int]:
 
 
 async def bench(runs: int) -> None:
-    passed, late = 0, []
+    passed, late, quiet = 0, [], []
     for i in range(runs):
-        ok, times, why = await over_run()
+        ok, times, silent, why = await over_run()
         passed += ok
         late += times
+        quiet += silent
         print(f"over run {i + 1}: {'ok' if ok else 'FAILED: ' + why}", flush=True)
     p50 = statistics.median(late) if late else float("nan")
     print(f"over the robot: {passed}/{runs} runs stopped it six times, heard all and ended the "
-          f"game; child's first sound -> barge-in p50 {p50:.0f} ms (max {max(late, default=0):.0f})")
+          f"game; child's first sound -> barge-in p50 {p50:.0f} ms (max {max(late, default=0):.0f}); "
+          f"-> the robot silent p50 {statistics.median(quiet) if quiet else float('nan'):.0f} ms "
+          f"(max {max(quiet, default=0):.0f})")
     clean, false, sentences = 0, 0, 0
     for i in range(runs):
         barges, said = await quiet_run()
@@ -91,12 +102,14 @@ async def bench(runs: int) -> None:
 
 
 def main() -> None:
-    global SPEED
+    global SPEED, OVER_MS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--speed", type=float, default=SPEED)
+    parser.add_argument("--over", type=int, default=OVER_MS,
+                        help="ms after the robot starts its reply that each line is said")
     args = parser.parse_args()
-    SPEED = args.speed
+    SPEED, OVER_MS = args.speed, args.over
     os.environ["AGENTCADE_HOME"] = tempfile.mkdtemp(prefix="bench-barge-game-")
     trio.run(bench, args.runs)
 

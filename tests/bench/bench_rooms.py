@@ -46,7 +46,7 @@ import statistics
 import sys
 import tempfile
 import wave
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,7 @@ from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.pcm import leading_silence, rms
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import NeuralSynthesizer, Synthesizer
-from agentcade.voice.tuning import MIC_RATE
+from agentcade.voice.tuning import MIC_RATE, TUNING, Tuning
 
 ROOMS: dict[str, tuple[str, int]] = {
     "default": ("echo=0.3", 0),
@@ -180,7 +180,7 @@ async def _play(
     device = sim.device
     records: list[dict[str, Any]] = []
     voice = VoiceRobot(sim, robot_voice, print_speech=False, trace=Trace(records.append))
-    echo = EchoCanceller()
+    echo = EchoCanceller(tuning=args.tuning)
     voice.echo = echo
     barged: list[float] = []
     speak_scope: list[trio.CancelScope] = []
@@ -226,7 +226,7 @@ async def _play(
         said: list[tuple[float, dict[str, Any]]] = []
         """The listener's records, with when (trio time)."""
         listener = Listener(
-            frames, recognizer, echo=echo, speaking=lambda: voice.speaking,
+            frames, recognizer, echo=echo, vad=args.tuning, speaking=lambda: voice.speaking,
             trace=Trace(lambda r: said.append((trio.current_time(), r))),
             on_barge_in=barge_in, on_hold=voice.hold, on_release=voice.release,
             actionable=lambda text: "".join(syllables(text)) in expected)
@@ -253,9 +253,10 @@ async def _play(
                 robot = detector.robot
                 flags = "".join(c for c, on in (
                     ("S", robot.speaking), ("L", robot.over_echo), ("W", not robot.converged),
-                    ("O", robot.onset), ("R", robot.resumed), ("B", robot.behind),
+                    ("O", robot.onset), ("R", robot.resumed), ("B", robot.behind), ("H", robot.heard_over_echo),
                     ("C", getattr(detector, "echo_taken_out", False))) if on)
                 judged.append((trio.current_time(), f"{getattr(detector, 'last_probability', 0):.2f}"
+                               f"/{getattr(detector, 'last_mic_probability', 0):.2f}"
                                f"{flags}{step.kind[0] if step.kind != 'quiet' else ''}"))
                 return step
 
@@ -298,8 +299,12 @@ async def _play(
                 heard = await heard_receive.receive()
                 cell.robot_words += _robot_words(heard.text, line)
             before = len(barged)
+            began = trio.current_time()
             await say(VERDICTS[i % len(VERDICTS)])
             cell.self_interruptions += len(barged) > before
+            if args.detail and len(barged) > before:
+                frames_seen = " ".join(f"{(t - began) * 1000:.0f}:{j}" for t, j in judged if t >= began - 0.3)
+                print(f"    verdict after {line}: stopped itself; heard {heard.text!r}\n      frames: {frames_seen}")
             cell.sentences += 1
             await trio.sleep(0.6)
             for heard in drain():  # nobody spoke: the robot's voice, heard
@@ -445,6 +450,17 @@ async def bench(args: argparse.Namespace) -> None:
         print(_row(name, cell))
 
 
+def _tuning(pairs: list[str]) -> Tuning:
+    """The product's knobs with ``--tune KNOB=VALUE`` applied (each value of its knob's type)."""
+    changes: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in {f.name for f in fields(Tuning)}:
+            raise SystemExit(f"bench_rooms: no knob {name!r} in voice.tuning")
+        changes[name] = type(getattr(TUNING, name))(value)
+    return replace(TUNING, **changes)
+
+
 def main() -> None:
     speech = Path(__file__).resolve().parents[3] / "shared" / "speech"
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -461,9 +477,12 @@ def main() -> None:
                         "microphone once the robot fell silent)")
     parser.add_argument("--events", default="",
                         help="a folder to keep the turn-taking events of each line in")
+    parser.add_argument("--tune", action="append", default=[], metavar="KNOB=VALUE",
+                        help="another value of a knob of voice.tuning (may repeat)")
     parser.add_argument("--detail", action="store_true",
                         help="print what the listener did with each line over the robot")
     args = parser.parse_args()
+    args.tuning = _tuning(args.tune)
     unknown = set(args.rooms.split(",")) - set(ROOMS)
     if unknown:
         parser.error(f"unknown rooms {', '.join(sorted(unknown))}: {', '.join(ROOMS)}")

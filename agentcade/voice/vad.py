@@ -376,7 +376,7 @@ class SileroDetector:
                 # output), the microphone's model hears it whole — and the robot's residue
                 # with it, so only its sure chunks count (``heard_prob``).
                 probabilities = [max(a, b if b >= self.config.heard_prob else 0.0)
-                                 for a, b in zip(probabilities, heard)] or probabilities
+                                 for a, b in zip(probabilities, heard, strict=False)] or probabilities
         step = self._step(frame, probabilities, frame if mic is None else mic)
         # What the model left counts once it is known not to be a voice's beginning: the
         # frame a start came in and the one before it are the voice's (a quiet child's

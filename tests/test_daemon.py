@@ -1,7 +1,7 @@
 """agentcade under the robot SDK's real Daemon, the simulated robot paired to it.
 
 Each test gets its own private network namespace (the Daemon's pairing broadcasts UDP: it
-never runs on this machine's network), HOME and ports: ``agentcade.testing.daemon``
+never runs on this machine's network), HOME and ports: ``agentcade.sim.daemon_harness``
 starts ``watcherobot daemon start``, pairs the simulated robot with
 ``watcherobot robot pair``, and runs agentcade as the Daemon's Application
 (``watcherobot app run .``) or as a desktop client (``agentcade run --robot ws://...``).
@@ -26,8 +26,8 @@ from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.core.judge import spell_number
 from agentcade.sim import SimDevice
 from agentcade.sim.child import child_voice
-from agentcade.testing.daemon import DaemonHarness, open_daemon_harness
-from agentcade.testing.netns import NotPrivate, PrivateNetwork
+from agentcade.sim.daemon_harness import DaemonHarness, open_daemon_harness
+from agentcade.sim.netns import NotPrivate, PrivateNetwork
 from tests.needs import need_private_network, need_speech_models
 from tests.processes import offline_env
 

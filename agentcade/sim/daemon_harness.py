@@ -1,11 +1,11 @@
-"""The robot SDK's real Daemon, with the simulated robot paired to it, for tests.
+"""The robot SDK's real Daemon, with the simulated robot paired to it (tests, ``e2e --robot daemon``).
 
-:func:`open_daemon_harness` builds, inside a :class:`~agentcade.testing.netns.PrivateNetwork`
+:func:`open_daemon_harness` builds, inside a :class:`~agentcade.sim.netns.PrivateNetwork`
 it makes for the run (the Daemon's pairing broadcasts UDP: it never runs on the machine's
 own network; the harness refuses to start anything until the namespace is checked private):
 
 1. a :class:`~agentcade.sim.SimDevice` (served on this machine's 127.0.0.1) and its
-   network side, a :class:`~agentcade.testing.lan_robot.LanRobot` (inside the namespace);
+   network side, a :class:`~agentcade.sim.lan_robot.LanRobot` (inside the namespace);
 2. ``watcherobot daemon start`` with its own ``HOME`` and ports (``WATCHER_RUNTIME_*_PORT``)
    and the environment the Application will get (an Application receives the Daemon's);
 3. ``watcherobot robot pair CODE``: the SDK's own LAN pairing, answered by the robot.
@@ -38,9 +38,9 @@ import trio
 from trio_websocket import WebSocketConnection, wrap_client_stream
 
 from agentcade.sim import SimDevice
-from agentcade.testing.lan_robot import LanRobot
-from agentcade.testing.netns import PrivateNetwork, open_private_network
-from agentcade.testing.process import Program
+from agentcade.sim.lan_robot import LanRobot
+from agentcade.sim.netns import PrivateNetwork, open_private_network
+from agentcade.sim.program import Program
 
 __all__ = ["DaemonHarness", "DaemonPorts", "Program", "open_daemon_harness"]
 

@@ -119,7 +119,15 @@ class HostState:
         Raises:
             ValueError: it is not a state object.
         """
-        raw: Any = json.loads(data)
+        return cls.from_dict(json.loads(data))
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> HostState:
+        """Read a parsed answer.
+
+        Raises:
+            ValueError: it is not a state object.
+        """
         if not isinstance(raw, dict):
             raise ValueError("the test state is not a JSON object")
         unrevealed = raw.get("unrevealed")

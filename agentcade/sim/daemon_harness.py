@@ -230,16 +230,18 @@ class DaemonHarness:
 
     # -- the Daemon ----------------------------------------------------------------------
 
-    async def control(self, method: str, path: str, payload: object = None) -> dict[str, Any]:
-        """One request to the Daemon's control port; the JSON answer."""
+    async def control(self, method: str, path: str, payload: object = None, *,
+                      port: int | None = None, limit: float = 10) -> dict[str, Any]:
+        """One request to the Daemon's control port (or another ``port`` on 127.0.0.1 in the
+        namespace: the Application's test-only endpoint), within ``limit`` s; the JSON answer."""
         body = b"" if payload is None else json.dumps(payload).encode()
         headers = [("host", "127.0.0.1"), ("connection", "close"),
                    ("content-length", str(len(body)))]
         if payload is not None:
             headers.append(("content-type", "application/json"))
         conn = h11.Connection(h11.CLIENT)
-        with trio.fail_after(10):
-            stream = await self.net.connect_tcp("127.0.0.1", self.ports.control)
+        with trio.fail_after(limit):
+            stream = await self.net.connect_tcp("127.0.0.1", self.ports.control if port is None else port)
             async with stream:
                 await stream.send_all(conn.send(h11.Request(method=method, target=path, headers=headers)))
                 await stream.send_all(conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))

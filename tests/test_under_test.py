@@ -9,6 +9,7 @@ never asks. ``agentcade run`` in test mode serves the test-only control endpoint
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import cast
 
@@ -18,6 +19,7 @@ import trio
 
 from agentcade.core.protocol import GameInput
 from agentcade.core.under_test import (
+    SEED_PATH,
     STATE_PATH,
     UNREVEALED_EXTENSION,
     UNREVEALED_METHOD,
@@ -150,13 +152,16 @@ async def test_the_control_endpoint_answers_on_127_0_0_1_only_its_one_path() -> 
     async with trio.open_nursery() as nursery:
         port = await nursery.start(control.serve, 0)
 
-        async def get(path: str) -> tuple[int, bytes]:
+        async def get(path: str, body: bytes | None = None) -> tuple[int, bytes]:
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             conn = h11.Connection(h11.CLIENT)
+            headers = [("host", "127.0.0.1"), ("connection", "close")]
+            if body is not None:
+                headers.append(("content-length", str(len(body))))
             async with stream:
                 await stream.send_all(conn.send(h11.Request(
-                    method="GET", target=path, headers=[("host", "127.0.0.1"), ("connection", "close")]))
-                    + conn.send(h11.EndOfMessage()))
+                    method="GET" if body is None else "POST", target=path, headers=headers))
+                    + (conn.send(h11.Data(data=body)) if body else b"") + conn.send(h11.EndOfMessage()))
                 status, data = 0, b""
                 while True:
                     event = conn.next_event()
@@ -174,5 +179,11 @@ async def test_the_control_endpoint_answers_on_127_0_0_1_only_its_one_path() -> 
         assert HostState.from_json(data) == HostState()
         assert (await get("/"))[0] == 404
         assert (await get(f"{STATE_PATH}?heard=x"))[0] == 400
+        # The games' random choices seeded again (before each game's steps under the Daemon).
+        assert (await get(SEED_PATH, b'{"seed": 7}'))[0] == 200
+        drawn = random.random()
+        random.seed(7)
+        assert random.random() == drawn
+        assert (await get(SEED_PATH, b'{"seed": "x"}'))[0] == 400
         nursery.cancel_scope.cancel()
 

@@ -18,10 +18,22 @@ the audio fits it), the main agent, the games, the robot's voice on the simulate
 ``--robot ws://…`` or ``app``: a real robot next to this computer; the lines are played
 through the computer's speaker (the ``sounddevice`` package) for the robot's microphone and
 the configured speech recognition.
+``--robot daemon``: agentcade as the robot SDK's real Daemon's Application, the simulated
+robot paired to it, in a private network namespace made for the run (Linux, root;
+``commands._e2e_daemon``): the Application hears with its own recogniser and speaks with its
+own voice; it is another process, so it is asked over its test-only endpoint (test mode)
+what its game keeps unrevealed, and seeded again (``--seed``) before each game's steps.
 
-Exit codes: 0 every step passed; 1 a step failed (or the voice is missing); 2 options that
-do not go together, an unknown game, a scenarios file that does not load, no speech
-recognition or no ``sounddevice`` for a real robot; 3 the robot cannot be reached.
+Each step is played on a :class:`Stage` (this process's pipeline, or the Application); the
+table has what was heard and voice to voice (the end of the line to the reply's first
+audio) per step.
+
+Exit codes: 0 every step passed; 1 a step failed (or the voice is missing, or the
+Application under the Daemon did not start); 2 options that do not go together, an unknown
+game, a scenarios file that does not load, no speech recognition or no ``sounddevice`` for a
+real robot; 3 the robot cannot be reached; 4 ``--robot daemon`` where no private network
+namespace can be made (the Daemon's pairing broadcasts: it never runs on this machine's
+network).
 """
 
 from __future__ import annotations
@@ -87,8 +99,7 @@ UNREACHABLE = 3
 NO_NAMESPACE = 4
 SIM_SPEED = {"sim": 4.0, "daemon": 2.0}
 """How much faster than real time the simulated robot runs by default: under the Daemon the
-Application does not know (its speaker is paced by credits, the microphone's packets come
-sooner), and runs its own recogniser beside the Daemon, so less."""
+Application does not know (``commands._e2e_daemon``), so less."""
 LINE_TIMEOUT = 90.0
 
 @dataclass(frozen=True)
@@ -294,6 +305,9 @@ class Stage(Protocol):
     """Where the robot steps are played: agentcade in this process (``sim``, a real robot)
     or the Application under the real Daemon (``daemon``: ``commands._e2e_daemon``)."""
 
+    async def begin_game(self, seed: int) -> None:
+        """A game's steps begin (the Application is seeded again: ``commands._e2e_daemon``)."""
+
     async def ready(self) -> None:
         """Wait until the robot listens, nothing is pending and it is quiet."""
 
@@ -327,6 +341,9 @@ class InProcessStage:
         # test-only endpoint gives about an Application.
         self._control = TestControl(agent)
         self._control.loop = loop
+
+    async def begin_game(self, seed: int) -> None:
+        """Nothing: this process was seeded once before the first game (``SEED``)."""
 
     async def ready(self) -> None:
         await self.loop.wait_ready_for_speech()
@@ -378,7 +395,7 @@ async def _run_all(
                                  barge_in=settings.barge_in, speed=args.sim_speed if sim else 1.0)
                 async with running(loop):
                     stage = InProcessStage(agent, loop, voice, recognizer, robot, records)
-                    return await _play_plans(plans, stage, mouth, trace)
+                    return await _play_plans(plans, stage, mouth, trace, args.seed)
     finally:
         with trio.CancelScope(shield=True):
             await services.aclose()
@@ -388,12 +405,15 @@ async def _run_daemon(args: argparse.Namespace, plans: Sequence[GamePlan]) -> li
     """The steps played against agentcade as the real Daemon's Application."""
     mouth = await child_voice(parse_room(""))
     async with open_daemon_stage(speed=args.sim_speed, seed=args.seed) as stage:
-        return await _play_plans(plans, stage, mouth, Trace())
+        return await _play_plans(plans, stage, mouth, Trace(), args.seed)
 
 
-async def _play_plans(plans: Sequence[GamePlan], stage: Stage, mouth: Synthesizer, trace: Trace) -> list[Outcome]:
+async def _play_plans(
+    plans: Sequence[GamePlan], stage: Stage, mouth: Synthesizer, trace: Trace, seed: int
+) -> list[Outcome]:
     outcomes: list[Outcome] = []
     for plan in plans:
+        await stage.begin_game(seed)
         steps = plan.steps
         for i, step in enumerate(steps):
             following = steps[i + 1] if i + 1 < len(steps) else None

@@ -21,7 +21,9 @@ variable of the test runner, and it answers only on 127.0.0.1:
   ``N`` utterances were heard (each waits at most :data:`LONG_POLL` s; ``came`` says
   whether what it waited for came).
 * ``AGENTCADE_TEST_SEED=N`` (with test mode): ``run`` seeds the games' random choices, so
-  the Application draws the same questions every run, as ``e2e --robot sim`` does.
+  the Application draws the same questions every run, as ``e2e --robot sim`` does; the
+  endpoint's ``POST /test/seed`` (``{"seed": N}``) seeds them again, before a game's steps
+  (what else draws from ``random`` in the Application, and when, varies from run to run).
 
 This module is the channel's shape only (sans-IO): the names, the JSON and its parsing.
 """
@@ -37,6 +39,7 @@ __all__ = [
     "CONTROL_PORT_ENV",
     "LONG_POLL",
     "SEED_ENV",
+    "SEED_PATH",
     "STATE_PATH",
     "TEST_MODE_ENV",
     "UNREVEALED_EXTENSION",
@@ -51,6 +54,7 @@ TEST_MODE_ENV = "AGENTCADE_TEST_MODE"
 CONTROL_PORT_ENV = "AGENTCADE_TEST_CONTROL_PORT"
 SEED_ENV = "AGENTCADE_TEST_SEED"
 STATE_PATH = "/test/state"
+SEED_PATH = "/test/seed"
 LONG_POLL = 20.0
 """How long one ``?ready``/``?heard`` request waits at most (the runner asks again)."""
 UNREVEALED_EXTENSION = "https://agentcade.dev/extensions/test-unrevealed/v1"

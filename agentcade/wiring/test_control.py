@@ -11,12 +11,14 @@ next line. Nothing of it is traced, shown on the pages or said to a model.
 
 from __future__ import annotations
 
+import json
+import random
 from typing import NoReturn
 from urllib.parse import parse_qs
 
 import trio
 
-from agentcade.core.under_test import LONG_POLL, STATE_PATH, HostState
+from agentcade.core.under_test import LONG_POLL, SEED_PATH, STATE_PATH, HostState
 from agentcade.game.client import ReportsUnrevealed
 from agentcade.main.agent import MainAgent
 from agentcade.net.server import Exchange, HttpServer, Request, error_body
@@ -26,7 +28,8 @@ __all__ = ["TestControl"]
 
 
 class TestControl:
-    """Answers ``GET /test/state`` about ``agent`` and the voice loop listening now.
+    """Answers ``GET /test/state`` about ``agent`` and the voice loop listening now, and
+    ``POST /test/seed`` (the games' random choices seeded again).
 
     ``loop`` is set by ``run`` each time it makes a voice loop (the settings page may
     replace it); until then the robot is not ready and nothing was heard.
@@ -59,6 +62,17 @@ class TestControl:
         return self.loop
 
     async def _respond(self, http: Exchange, request: Request) -> None:
+        if request.path == SEED_PATH and request.method == "POST":
+            try:
+                seed = json.loads(request.body)["seed"]
+                if not isinstance(seed, int):
+                    raise TypeError(seed)
+            except (ValueError, KeyError, TypeError):
+                await http.respond(400, error_body('the body is {"seed": N}'))
+                return
+            random.seed(seed)  # the games draw from the shared generator
+            await http.respond(200, b"{}")
+            return
         if request.path != STATE_PATH:
             await http.respond(404, error_body("not found"))
             return

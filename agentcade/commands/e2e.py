@@ -415,9 +415,17 @@ async def _play_plans(
     for plan in plans:
         await stage.begin_game(seed)
         steps = plan.steps
+        voiced: bytes | None = None
         for i, step in enumerate(steps):
             following = steps[i + 1] if i + 1 < len(steps) else None
-            outcome = await _play_step(plan, step, stage, mouth, trace,
+            early, voiced = voiced, None
+            if early is None and "{" not in step.text:
+                early = await mouth.synthesize(step.text)  # (the lines voiced in their order)
+            if following is not None and following.during and "{" not in following.text:
+                # Voiced now: said while this line's turn is worked on, it must not wait
+                # for the voice (a game drawing in real time is done within seconds).
+                voiced = await mouth.synthesize(following.text)
+            outcome = await _play_step(plan, step, stage, mouth, trace, early=early,
                                        wait_idle=following is None or not following.during)
             outcomes.append(outcome)
             mark = "✓" if not outcome.problems else "✗ " + "; ".join(outcome.problems)
@@ -434,12 +442,14 @@ async def _play_step(
     trace: Trace,
     *,
     wait_idle: bool,
+    early: bytes | None = None,
 ) -> Outcome:
     """Say one line and judge what followed (until the host is idle again, or, when the
     next line is said while this one is worked on, until the robot's first sentence)."""
-    # A line without placeholders is voiced before waiting: said the moment the robot is
-    # ready (a line said while a game is busy must arrive before the game is done).
-    early = None if "{" in step.text else await mouth.synthesize(step.text)
+    # A line without placeholders is voiced before waiting (``early``: before the line
+    # before it), so it is said the moment the robot is ready.
+    if early is None and "{" not in step.text:
+        early = await mouth.synthesize(step.text)
     if step.during:
         await stage.quiet()
         before = await stage.state()

@@ -59,7 +59,7 @@ def need_pip_program(program: str, *, install: str) -> str:
 def need_private_network() -> None:
     """A private network namespace can be made here (Linux, root, util-linux, iproute2):
     the real Daemon's pairing broadcasts, so it runs only inside one."""
-    from agentcade.testing.netns import namespace_unavailable
+    from agentcade.sim.netns import namespace_unavailable
 
     reason = namespace_unavailable()
     if reason is not None:

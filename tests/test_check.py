@@ -475,6 +475,30 @@ def tiny_game(tmp_path: Path, when: str, *, motion: bool = False) -> Path:
     return game
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("scenarios:\n  - name: x\n    steps:\n      - start: 开始\nrobot:\n  - name: y\n    steps:\n"
+         "      - say: 玩\n      - shout: 你好\n",
+         "scenarios.yaml:9: robot scenario 'y', step 2: unknown step kind or key ['shout']"),
+        ("scenarios:\n  - name: x\n    steps:\n      - start: 开始\n      - say: [\n",
+         "scenarios.yaml:6: cannot be read as YAML"),
+    ],
+    ids=["robot-unknown-kind", "bad-yaml"],
+)
+async def test_a_broken_robot_list_or_bad_yaml_is_one_finding_naming_its_line(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    """The same line ``agentcade test`` and ``agentcade e2e`` print (``test_scenarios``)."""
+    game = tiny_game(tmp_path, '"芝麻开门" in turn.text')
+    (game / "scenarios.yaml").write_text(content, encoding="utf-8")
+    result = await run_check(str(game))
+    [finding] = [f for f in result.findings if f.rule == "SCENARIOS-FILE"]
+    assert finding.status == "fail"
+    assert message in finding.message
+    assert sum(message in line for line in check_mod_format(result)) == 1
+
+
 async def test_a_broken_scenarios_file_is_one_finding_naming_its_line(tmp_path: Path) -> None:
     game = tiny_game(tmp_path, '"芝麻开门" in turn.text')
     (game / "scenarios.yaml").write_text(

@@ -1,7 +1,7 @@
 """agentcade under the robot SDK's real Daemon, the simulated robot paired to it.
 
 Each test gets its own private network namespace (the Daemon's pairing broadcasts UDP: it
-never runs on this machine's network), HOME and ports: ``agentcade.testing.daemon``
+never runs on this machine's network), HOME and ports: ``agentcade.sim.daemon_harness``
 starts ``watcherobot daemon start``, pairs the simulated robot with
 ``watcherobot robot pair``, and runs agentcade as the Daemon's Application
 (``watcherobot app run .``) or as a desktop client (``agentcade run --robot ws://...``).
@@ -26,8 +26,8 @@ from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
 from agentcade.core.judge import spell_number
 from agentcade.sim import SimDevice
 from agentcade.sim.child import child_voice
-from agentcade.testing.daemon import DaemonHarness, open_daemon_harness
-from agentcade.testing.netns import NotPrivate, PrivateNetwork
+from agentcade.sim.daemon_harness import DaemonHarness, open_daemon_harness
+from agentcade.sim.netns import NotPrivate, PrivateNetwork
 from tests.needs import need_private_network, need_speech_models
 from tests.processes import offline_env
 
@@ -265,6 +265,33 @@ async def test_a_guess_the_number_round_by_voice_ends_with_a_shake_for_each_miss
     await _say_line(daemon, "结束游戏")
     assert daemon.device.state.screen == "standby"
     print(f"voice to voice through the Daemon (ms, end of speech -> first audio): {figures}")
+
+
+def test_the_guides_robot_test_passes_every_step_of_the_four_games_under_the_daemon(tmp_path: Path) -> None:
+    """``agentcade e2e --robot daemon``: agentcade as the Daemon's Application (its own
+    recogniser and voice), the simulated robot paired, every robot step of every built-in
+    game spoken; ``{answer}`` and the hidden answers come over the Application's test-only
+    endpoint (test mode), never from its trace. The table has what was heard and voice to
+    voice per step."""
+    import subprocess
+    import sys
+
+    from agentcade.commands.e2e import builtin_plans
+
+    need_private_network()
+    models = need_speech_models()
+    env = offline_env(tmp_path / "agentcade", "ASR_", "TTS_", "VAD_", "AGENTCADE_MODELS_DIR", "AGENTCADE_TEST_")
+    env["AGENTCADE_MODELS_DIR"] = str(models)
+    done = subprocess.run([sys.executable, "-m", "agentcade", "e2e", "--robot", "daemon"],
+                          capture_output=True, text=True, env=env, timeout=3000, check=False)
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    rows = [row for row in done.stdout.splitlines() if row.startswith("| ")][2:]
+    steps = sum(len(plan.steps) for plan in builtin_plans([]))
+    assert len(rows) == steps
+    assert all(row.rstrip().endswith("| ok |") for row in rows)
+    assert done.stdout.strip().endswith(f"{steps}/{steps} steps passed")
+    assert "Traceback" not in done.stderr
 
 
 async def test_the_harness_refuses_a_namespace_that_is_this_machines_network() -> None:

@@ -98,6 +98,29 @@ def test_a_game_at_an_address_needs_its_scenarios_file(capsys: pytest.CaptureFix
     assert len(err.strip().splitlines()) == 1
 
 
+def test_under_the_daemon_outside_a_private_network_it_is_refused_in_one_line_exit_4(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Daemon's pairing broadcasts UDP: it never runs on this machine's own network."""
+    from agentcade.commands import e2e
+
+    monkeypatch.delenv("ASR_PROVIDER", raising=False)
+    monkeypatch.setattr(e2e, "namespace_unavailable", lambda: "making a private network namespace needs root")
+    assert main(["e2e", "--robot", "daemon", "riddle"]) == 4
+    err = capsys.readouterr().err
+    assert err.startswith("agentcade e2e: --robot daemon runs the SDK's real Daemon only inside a "
+                          "private network namespace")
+    assert "needs root" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_under_the_daemon_a_game_of_ones_own_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["e2e", "--robot", "daemon", "--game", str(ROOT / "games" / "riddle")]) == 2
+    err = capsys.readouterr().err
+    assert "--robot daemon plays the built-in games" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_a_real_robot_is_not_heard_by_the_scenarios_script(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "agentcade", "e2e", "--robot", "ws://127.0.0.1:9"],
                           capture_output=True, text=True, timeout=60, check=False,

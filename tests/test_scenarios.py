@@ -145,3 +145,30 @@ def test_an_answer_with_nothing_unrevealed_is_a_clear_scenario_error(probe, caps
     out = capsys.readouterr().out
     assert "line 5: step 2 (我猜是{answer}): {answer} has nothing to stand for" in out
     assert "unrevealed() is empty" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("scenarios:\n  - name: x\n    steps:\n      - start: 玩\nrobot:\n  - name: y\n    steps:\n"
+         "      - say: 玩\n      - shout: 你好\n",
+         "scenarios.yaml:9: robot scenario 'y', step 2: unknown step kind or key ['shout']"),
+        ("scenarios:\n  - name: x\n    steps:\n      - start: 玩\nrobot:\n  - name: y\n    steps:\n"
+         "      - say: [\n", "scenarios.yaml:9: cannot be read as YAML"),
+        ("scenarios:\n  - name: x\n    steps:\n      - start: 玩\nrobot:\n  - name: y\n    steps:\n"
+         "      - start: 玩\n", "scenarios.yaml:8: robot scenario 'y', step 1: a robot step is said (say:)"),
+    ],
+    ids=["unknown-kind", "bad-yaml", "robot-start"],
+)
+def test_a_broken_file_is_the_same_one_line_from_test_and_e2e(probe, capsys, content, message) -> None:
+    """One engine loads the file for the three commands: each says the same line, once
+    (``check``'s finding: ``tests/test_check.py``)."""
+    write(probe, content)
+    assert main(["test", str(probe)]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert main(["e2e", "--game", str(probe)]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1

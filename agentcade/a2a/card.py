@@ -32,6 +32,7 @@ from a2a.compat.v0_3.versions import is_legacy_version
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
+    AgentExtension,
     AgentInterface,
     AgentProvider,
     AgentSkill,
@@ -67,6 +68,7 @@ def build_card(
     url: str,
     *,
     protocols: Iterable[ProtocolVersion | str] = SUPPORTED_VERSIONS,
+    extensions: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Return the JSON-ready agent card of a game served at ``url``.
 
@@ -74,6 +76,8 @@ def build_card(
         skill: the game's declaration (``Skill``).
         url: absolute URL of the JSON-RPC endpoint (the SDK client POSTs to it verbatim).
         protocols: the game-protocol versions to declare, newest first.
+        extensions: A2A extensions the server speaks (URI -> what it is for), none
+            required; only a server in test mode has one (``agentcade.core.under_test``).
 
     ``provider`` is emitted when ``author`` is set, with ``url`` only when ``homepage`` is
     too. The proto marks ``provider.url`` REQUIRED, but the SDK client does not enforce it
@@ -89,7 +93,11 @@ def build_card(
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
         ],
         version=skill.version or "1.0.0",
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(
+            streaming=True,
+            extensions=[AgentExtension(uri=uri, description=text, required=False)
+                        for uri, text in (extensions or {}).items()],
+        ),
         default_input_modes=list(DEFAULT_MODES),
         default_output_modes=list(DEFAULT_MODES),
         skills=[
@@ -152,6 +160,8 @@ class CardInfo(Declaration):
     streaming: bool
     protocols: tuple[str, ...]
     """Game-protocol versions the skill lists, in card order."""
+    extensions: tuple[str, ...] = ()
+    """The URIs of the A2A extensions the card declares."""
 
     @property
     def game_id(self) -> str:
@@ -241,6 +251,7 @@ def read_card(data: Mapping[str, Any]) -> CardInfo:
         version=card.version,
         url=interface.url,
         streaming=card.capabilities.streaming,
+        extensions=tuple(e.uri for e in card.capabilities.extensions if e.uri),
         protocols=tuple(t for t in tags if _PROTOCOL_TAG.match(t)),
         required_capabilities=tuple(
             t.removeprefix(CAPABILITY_PREFIX) for t in tags if t.startswith(CAPABILITY_PREFIX)

@@ -41,6 +41,7 @@ from agentcade.core.errors import GameRemoteError, ReplyCutShort
 from agentcade.core.protocol import GameInput, GameReply, ProtocolError, negotiate
 from agentcade.core.tls import client_context
 from agentcade.core.trace import current_request_id
+from agentcade.core.under_test import UNREVEALED_EXTENSION, UNREVEALED_METHOD
 from agentcade.net._http import H11Stream
 
 __all__ = [
@@ -469,6 +470,36 @@ class A2AClient:
             )
         finally:
             await conn.aclose()
+
+    async def unrevealed(self, url: str, context_id: str) -> list[str] | None:
+        """Ask a game in test mode what it keeps unrevealed in session ``context_id`` (the
+        test extension, ``agentcade.core.under_test``; only for a card that declares it).
+
+        Returns None when the game has no such session or does not answer the method.
+
+        Raises:
+            GameRemoteError: the game cannot be reached.
+        """
+        body = json.dumps(
+            {"method": UNREVEALED_METHOD, "params": {"contextId": context_id},
+             "id": str(uuid.uuid4()), "jsonrpc": "2.0"},
+            separators=(",", ":"),
+        ).encode()
+        headers = [(b"content-type", b"application/json"),
+                   (b"a2a-extensions", UNREVEALED_EXTENSION.encode())]
+        conn, response = await self._request(_Target(url), b"POST", headers, body)
+        try:
+            data = await self._read_all(conn, f"asking {url} {UNREVEALED_METHOD}")
+        finally:
+            await conn.aclose()
+        if response.status_code != 200:
+            return None
+        try:
+            result = json.loads(data).get("result")
+        except (ValueError, AttributeError):
+            return None
+        hidden = result.get("unrevealed") if isinstance(result, dict) else None
+        return [str(h) for h in hidden] if isinstance(hidden, list) else None
 
     async def send(
         self,

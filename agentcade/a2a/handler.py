@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from agentcade.core.protocol import GameInput, ReplySink
 
-__all__ = ["GameHandler", "ReplySink", "SessionAware"]
+__all__ = ["GameHandler", "ReplySink", "SessionAware", "TellsUnrevealed"]
 
 
 
@@ -32,4 +32,14 @@ class SessionAware(Protocol):
 
     def has_session(self, context_id: str) -> bool:
         """Whether ``context_id`` is a session the handler already knows."""
+        ...
+
+
+@runtime_checkable
+class TellsUnrevealed(Protocol):
+    """Optional: a test-mode server answers the test extension's method with it
+    (``agentcade.core.under_test``); ``GameHost`` has it."""
+
+    def unrevealed(self, context_id: str) -> list[str] | None:
+        """What the game of session ``context_id`` still keeps secret (None: no session)."""
         ...

@@ -16,6 +16,7 @@ Errors are built with the SDK's ``build_error_response`` so codes, messages and 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,8 +121,12 @@ def _clean_id(body: object) -> RpcId:
     return rid
 
 
-def parse_call(body: bytes) -> RpcCall:
-    """Parse one HTTP body into a call; raise ``RpcError`` for steps 1-4 above."""
+def parse_call(body: bytes, *, extensions: Collection[str] = ()) -> RpcCall:
+    """Parse one HTTP body into a call; raise ``RpcError`` for steps 1-4 above.
+
+    ``extensions``: the methods of the A2A extensions the server speaks now, known too
+    (their ``params`` are left to the server: ``RpcCall.params`` is None).
+    """
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -146,9 +151,9 @@ def parse_call(body: bytes) -> RpcCall:
     method = base.method
     if not method:
         raise RpcError(rid, InvalidRequestError(message="Method is required"))
-    if method not in METHODS:
+    if method not in METHODS and method not in extensions:
         raise RpcError(rid, MethodNotFoundError())
-    model = METHODS[method]
+    model = METHODS.get(method)
     raw_params = data.get("params", {})
     params = None
     if model is not None:

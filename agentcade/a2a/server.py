@@ -68,7 +68,7 @@ from agentcade.a2a.card_cache import (
     http_date,
     not_modified_since,
 )
-from agentcade.a2a.handler import GameHandler, SessionAware
+from agentcade.a2a.handler import GameHandler, SessionAware, TellsUnrevealed
 from agentcade.a2a.jsonrpc import (
     RpcCall,
     RpcError,
@@ -81,6 +81,7 @@ from agentcade.a2a.jsonrpc import (
 from agentcade.a2a.sse import encode_data, encode_ping
 from agentcade.a2a.task_run import FAILED_TEXT, TaskRun
 from agentcade.a2a.tasks import BadPageToken, TaskRecord, TaskStore
+from agentcade.core import under_test
 from agentcade.core.protocol import ProtocolError
 from agentcade.net.server import Exchange, HttpLimits, HttpServer, PeerGone, Request, error_body
 
@@ -141,13 +142,21 @@ class A2AServer:
         card: the agent card JSON (``build_card``); its JSONRPC interface URL's path is the
             POST route (``/`` is always accepted too).
         limits: timeouts and sizes.
+        test_mode: also answer the test extension's method (``agentcade.core.under_test``:
+            what the game keeps unrevealed, for a test runner); never in a family's game.
     """
 
     def __init__(
-        self, handler: GameHandler, card: dict[str, Any], *, limits: ServerLimits | None = None
+        self,
+        handler: GameHandler,
+        card: dict[str, Any],
+        *,
+        limits: ServerLimits | None = None,
+        test_mode: bool = False,
     ) -> None:
         self.handler = handler
         self.limits = limits or ServerLimits()
+        self._extensions = (under_test.UNREVEALED_METHOD,) if test_mode else ()
         self.tasks = TaskStore(self.limits.finished_tasks)
         self.set_card(card)
         self._http = HttpServer(
@@ -230,7 +239,7 @@ class A2AServer:
                         "send the JSON-RPC request as application/json"
                     ),
                 )
-            call = parse_call(request.body)
+            call = parse_call(request.body, extensions=self._extensions)
             check_version(call, request.header(b"a2a-version"))
             match call.method:
                 case "SendStreamingMessage" | "SendMessage":
@@ -253,6 +262,8 @@ class A2AServer:
                 case "CancelTask":
                     assert isinstance(call.params, CancelTaskRequest)
                     result = await self._cancel_task(call.id, call.params)
+                case under_test.UNREVEALED_METHOD:  # known only in test mode
+                    result = self._unrevealed(call, request.header(b"a2a-extensions"))
                 case (
                     "CreateTaskPushNotificationConfig"
                     | "GetTaskPushNotificationConfig"
@@ -332,6 +343,20 @@ class A2AServer:
         record = TaskRecord(id=task_id, context_id=context_id, history=[user_message])
         self.tasks.add(record)
         return TaskRun(self.handler, self.tasks, record, game_input, message.message_id or None)
+
+    def _unrevealed(self, call: RpcCall, activated: str | None) -> dict[str, Any]:
+        """The test extension: what the game of ``params.contextId`` keeps unrevealed."""
+        if under_test.UNREVEALED_EXTENSION not in {u.strip() for u in (activated or "").split(",")}:
+            raise RpcError(call.id, UnsupportedOperationError(
+                message=f"{call.method} needs the extension {under_test.UNREVEALED_EXTENSION} "
+                        "activated (A2A-Extensions header)"))
+        params = call.raw_params
+        context = params.get("contextId") if isinstance(params, dict) else None
+        if not isinstance(context, str) or not context:
+            raise RpcError(call.id, InvalidParamsError(message="params.contextId is required"))
+        handler = self.handler
+        hidden = handler.unrevealed(context) if isinstance(handler, TellsUnrevealed) else None
+        return {"unrevealed": hidden}
 
     def _get_task(self, request_id: RpcId, params: GetTaskRequest) -> dict[str, Any]:
         record = self.tasks.get(params.id)
@@ -562,6 +587,7 @@ async def serve_a2a(
     host: str | None = "127.0.0.1",
     limits: ServerLimits | None = None,
     handler_nursery: trio.Nursery | None = None,
+    test_mode: bool = False,
     task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
 ) -> NoReturn:
     """Serve ``handler`` over A2A until cancelled (``trio.serve_listeners`` shape).
@@ -573,6 +599,7 @@ async def serve_a2a(
         host: bind address when ``listeners`` is a port (None: all interfaces).
         limits: timeouts and sizes.
         handler_nursery: where connection tasks run (default: an internal nursery).
+        test_mode: answer the test extension's method too (``A2AServer``).
         task_status: ``started(listeners)`` once bound; the port is
             ``listeners[0].socket.getsockname()[1]``.
 
@@ -588,7 +615,8 @@ async def serve_a2a(
     if isinstance(listeners, int):
         listeners = await trio.open_tcp_listeners(listeners, host=host)
     port = listeners[0].socket.getsockname()[1]
-    server = A2AServer(handler, card(port) if callable(card) else card, limits=limits)
+    server = A2AServer(handler, card(port) if callable(card) else card, limits=limits,
+                       test_mode=test_mode)
     async with trio.open_nursery() as task_nursery:
         server.task_nursery = task_nursery
         await trio.serve_listeners(

@@ -18,10 +18,22 @@ the audio fits it), the main agent, the games, the robot's voice on the simulate
 ``--robot ws://…`` or ``app``: a real robot next to this computer; the lines are played
 through the computer's speaker (the ``sounddevice`` package) for the robot's microphone and
 the configured speech recognition.
+``--robot daemon``: agentcade as the robot SDK's real Daemon's Application, the simulated
+robot paired to it, in a private network namespace made for the run (Linux, root;
+``commands._e2e_daemon``): the Application hears with its own recogniser and speaks with its
+own voice; it is another process, so it is asked over its test-only endpoint (test mode)
+what its game keeps unrevealed, and seeded again (``--seed``) before each game's steps.
 
-Exit codes: 0 every step passed; 1 a step failed (or the voice is missing); 2 options that
-do not go together, an unknown game, a scenarios file that does not load, no speech
-recognition or no ``sounddevice`` for a real robot; 3 the robot cannot be reached.
+Each step is played on a :class:`Stage` (this process's pipeline, or the Application); the
+table has what was heard and voice to voice (the end of the line to the reply's first
+audio) per step.
+
+Exit codes: 0 every step passed; 1 a step failed (or the voice is missing, or the
+Application under the Daemon did not start); 2 options that do not go together, an unknown
+game, a scenarios file that does not load, no speech recognition or no ``sounddevice`` for a
+real robot; 3 the robot cannot be reached; 4 ``--robot daemon`` where no private network
+namespace can be made (the Daemon's pairing broadcasts: it never runs on this machine's
+network).
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
@@ -46,24 +58,29 @@ from agentcade.check.scenarios import (
     fill_line,
     load_robot_scenarios,
 )
+from agentcade.commands._e2e_daemon import ApplicationEnded, app_missing, open_daemon_stage
 from agentcade.commands.run import SIM_ECHO
 from agentcade.core.errors import DeviceError, InputError, VoiceError
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
+from agentcade.core.under_test import HostState
 from agentcade.device.robots import DEFAULT_DESKTOP_URL, SdkRobot
-from agentcade.game.client import ReportsUnrevealed, is_url
+from agentcade.game.client import is_url
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import MainAgent
 from agentcade.sim.child import child_voice
+from agentcade.sim.netns import NotPrivate, namespace_unavailable
 from agentcade.sim.room import RoomError, parse_room
 from agentcade.voice.asr import Recognizer
 from agentcade.voice.config import SCRIPTED, load_voice_settings
+from agentcade.voice.models import ModelMissing
 from agentcade.voice.pcm import resample
 from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.voice.tts import Synthesizer
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.robot import open_robot
+from agentcade.wiring.test_control import TestControl
 from agentcade.wiring.voice import SCENARIO_SILENCE_BYTES, VoiceLoop, running
 from agentcade.wiring.voice_services import VoiceServices
 
@@ -79,6 +96,10 @@ tests/bench/bench_recognise.py prints the figures."""
 FAILED = 1
 USAGE = 2
 UNREACHABLE = 3
+NO_NAMESPACE = 4
+SIM_SPEED = {"sim": 4.0, "daemon": 2.0}
+"""How much faster than real time the simulated robot runs by default: under the Daemon the
+Application does not know (``commands._e2e_daemon``), so less."""
 LINE_TIMEOUT = 90.0
 
 @dataclass(frozen=True)
@@ -104,6 +125,8 @@ class Outcome:
     """What the recogniser made of the line (the real recogniser may hear it otherwise)."""
     spoke: str = ""
     """What the robot said after it."""
+    v2v: int | None = None
+    """Voice to voice, ms: the end of the line's speech to the reply's first audio."""
 
     @property
     def what(self) -> str:
@@ -120,11 +143,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scenarios", metavar="FILE", type=Path,
                    help="with --game URL: the scenarios file with its robot steps")
     p.add_argument("--robot", default="sim",
-                   help=f"sim (default: the simulated robot), app, or ws://HOST:PORT "
+                   help=f"sim (default: the simulated robot), daemon (agentcade as the real "
+                        f"Daemon's Application, the simulated robot paired to it; Linux as root, "
+                        f"in a private network namespace), app, or ws://HOST:PORT "
                         f"(a real robot next to this computer; e.g. {DEFAULT_DESKTOP_URL})")
     p.add_argument("--room", metavar="SPEC", help="with --robot sim: the simulated room (see run)")
-    p.add_argument("--sim-speed", type=float, default=4.0, metavar="N",
-                   help="with --robot sim: how much faster than real time it runs (default 4)")
+    p.add_argument("--sim-speed", type=float, default=None, metavar="N",
+                   help="with --robot sim or daemon: how much faster than real time the simulated "
+                        "robot runs (default 4; 2 under the Daemon)")
     p.add_argument("--seed", type=int, default=SEED, metavar="N",
                    help=f"the games' random choices (which question each draws; "
                         f"default {SEED}): the same lines every run")
@@ -171,6 +197,51 @@ def extra_plan(location: str, scenarios_file: Path | None) -> GamePlan:
     return GamePlan(started[0] if started else label, tuple(scenarios))
 
 
+def _run_under_daemon(args: argparse.Namespace, plans: Sequence[GamePlan]) -> int:
+    """``--robot daemon``: refused outside a private network namespace (exit 4)."""
+    if args.extra:
+        print("agentcade e2e: --robot daemon plays the built-in games (the Application takes "
+              "no --game); try a game of your own with --robot sim", file=sys.stderr)
+        return USAGE
+    why = app_missing()
+    if why is not None:
+        print(f"agentcade e2e: {why}", file=sys.stderr)
+        return USAGE
+    try:
+        settings = load_voice_settings()
+    except SettingsError as exc:
+        print(f"agentcade e2e: {exc}", file=sys.stderr)
+        return USAGE
+    if settings.asr.provider == SCRIPTED:
+        print("agentcade e2e: ASR_PROVIDER=scripted cannot hear an Application in another "
+              "process; under the Daemon it hears with its own recogniser (local, the default)",
+              file=sys.stderr)
+        return USAGE
+    reason = namespace_unavailable()
+    if reason is not None:
+        print(f"agentcade e2e: --robot daemon runs the SDK's real Daemon only inside a private "
+              f"network namespace, and none can be made here: {reason}", file=sys.stderr)
+        return NO_NAMESPACE
+    try:
+        outcomes = trio.run(_run_daemon, args, plans)
+    except NotPrivate as exc:
+        print(f"agentcade e2e: --robot daemon runs the SDK's real Daemon only inside a private "
+              f"network namespace: {exc}", file=sys.stderr)
+        return NO_NAMESPACE
+    except (ModelMissing, VoiceError, ApplicationEnded) as exc:
+        print(f"agentcade e2e: {exc}", file=sys.stderr)
+        return FAILED
+    return _report(outcomes)
+
+
+def _report(outcomes: Sequence[Outcome]) -> int:
+    print(_table(outcomes))
+    failed = [o for o in outcomes if o.problems]
+    print(f"—— {len(outcomes) - len(failed)}/{len(outcomes)} steps passed"
+          + (f"; {len(failed)} failed" if failed else ""))
+    return FAILED if failed else 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Play every chosen game's robot steps by voice and print the table."""
     if len(args.extra) > 1 and args.scenarios is not None:
@@ -183,9 +254,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentcade e2e: {exc}", file=sys.stderr)
         return USAGE
     sim = args.robot == "sim"
+    daemon = args.robot == "daemon"
     if not sim and args.room:
         print("agentcade e2e: --room needs --robot sim", file=sys.stderr)
         return USAGE
+    if args.sim_speed is None:
+        args.sim_speed = SIM_SPEED.get(args.robot, 1.0)
+    elif not (sim or daemon):
+        print("agentcade e2e: --sim-speed needs --robot sim or daemon", file=sys.stderr)
+        return USAGE
+    if daemon:
+        return _run_under_daemon(args, plans)
     try:
         room = parse_room(args.room or "")
         if sim and "echo" not in (args.room or ""):  # the robot hears its own voice
@@ -219,11 +298,75 @@ def run(args: argparse.Namespace) -> int:
     except DeviceError as exc:
         print(f"agentcade e2e: 连不上机器人（{args.robot}）：{exc.reason}", file=sys.stderr)
         return UNREACHABLE
-    print(_table(outcomes))
-    failed = [o for o in outcomes if o.problems]
-    print(f"—— {len(outcomes) - len(failed)}/{len(outcomes)} steps passed"
-          + (f"; {len(failed)} failed" if failed else ""))
-    return FAILED if failed else 0
+    return _report(outcomes)
+
+
+class Stage(Protocol):
+    """Where the robot steps are played: agentcade in this process (``sim``, a real robot)
+    or the Application under the real Daemon (``daemon``: ``commands._e2e_daemon``)."""
+
+    async def begin_game(self, seed: int) -> None:
+        """A game's steps begin (the Application is seeded again: ``commands._e2e_daemon``)."""
+
+    async def ready(self) -> None:
+        """Wait until the robot listens, nothing is pending and it is quiet."""
+
+    async def quiet(self) -> None:
+        """Wait until the robot says nothing (its echo tail passed)."""
+
+    async def state(self) -> HostState:
+        """The game in play, busy or not, what it reports unrevealed, utterances heard."""
+
+    async def say(self, line: str, pcm: bytes) -> None:
+        """Speak ``line`` (``pcm``: it in the child's voice, 16 kHz) to the robot."""
+
+    async def wait_heard(self, count: int) -> None:
+        """Wait until ``count`` utterances were recognised."""
+
+    def records(self) -> list[dict[str, Any]]:
+        """The host's trace records so far (only ever appended to)."""
+
+
+class InProcessStage:
+    """agentcade's pipeline in this process, on the simulated robot or a real one."""
+
+    def __init__(self, agent: MainAgent, loop: VoiceLoop, voice: VoiceRobot, recognizer: Recognizer,
+                 robot: SdkRobot, records: list[dict[str, Any]]) -> None:
+        self.loop = loop
+        self.voice = voice
+        self.recognizer = recognizer
+        self.device = getattr(robot, "device", None)
+        self._records = records
+        # What the game reports unrevealed, asked through its client: the same answer the
+        # test-only endpoint gives about an Application.
+        self._control = TestControl(agent)
+        self._control.loop = loop
+
+    async def begin_game(self, seed: int) -> None:
+        """Nothing: this process was seeded once before the first game (``SEED``)."""
+
+    async def ready(self) -> None:
+        await self.loop.wait_ready_for_speech()
+
+    async def quiet(self) -> None:
+        await self.voice.wait_quiet()
+
+    async def state(self) -> HostState:
+        return await self._control.state()
+
+    async def say(self, line: str, pcm: bytes) -> None:
+        if isinstance(self.recognizer, ScriptedRecognizer):
+            self.recognizer.expect(line)
+        if self.device is not None:
+            self.device.audio.microphone.feed(pcm + bytes(SCENARIO_SILENCE_BYTES))
+        else:
+            await _play_on_speaker(pcm)
+
+    async def wait_heard(self, count: int) -> None:
+        await self.loop.wait_heard(count)
+
+    def records(self) -> list[dict[str, Any]]:
+        return self._records
 
 
 async def _run_all(
@@ -239,7 +382,6 @@ async def _run_all(
     recognizer, synthesizer = services.recognizer, services.synthesizer
     assert recognizer is not None  # a real robot without ASR is refused in run()
     assert synthesizer is not None
-    outcomes: list[Outcome] = []
     try:
         async with open_robot(args.robot, trace=trace, room=room, own_process=True,
                               sim_speed=args.sim_speed if sim else 1.0) as robot:
@@ -252,101 +394,108 @@ async def _run_all(
                 loop = VoiceLoop(agent, voice, recognizer, vad=settings.vad, trace=trace, greet=False,
                                  barge_in=settings.barge_in, speed=args.sim_speed if sim else 1.0)
                 async with running(loop):
-                    for plan in plans:
-                        steps = plan.steps
-                        for i, step in enumerate(steps):
-                            following = steps[i + 1] if i + 1 < len(steps) else None
-                            outcome = await _play_step(
-                                plan, step, agent, loop, recognizer, robot, voice, mouth,
-                                records, trace, wait_idle=following is None or not following.during,
-                            )
-                            outcomes.append(outcome)
-                            mark = "✓" if not outcome.problems else "✗ " + "; ".join(outcome.problems)
-                            print(f"  {plan.game:13} {outcome.what:18} {outcome.line:10} {mark}",
-                                  file=sys.stderr, flush=True)
+                    stage = InProcessStage(agent, loop, voice, recognizer, robot, records)
+                    return await _play_plans(plans, stage, mouth, trace, args.seed)
     finally:
         with trio.CancelScope(shield=True):
             await services.aclose()
+
+
+async def _run_daemon(args: argparse.Namespace, plans: Sequence[GamePlan]) -> list[Outcome]:
+    """The steps played against agentcade as the real Daemon's Application."""
+    mouth = await child_voice(parse_room(""))
+    async with open_daemon_stage(speed=args.sim_speed, seed=args.seed) as stage:
+        return await _play_plans(plans, stage, mouth, Trace(), args.seed)
+
+
+async def _play_plans(
+    plans: Sequence[GamePlan], stage: Stage, mouth: Synthesizer, trace: Trace, seed: int
+) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    for plan in plans:
+        await stage.begin_game(seed)
+        steps = plan.steps
+        voiced: bytes | None = None
+        for i, step in enumerate(steps):
+            following = steps[i + 1] if i + 1 < len(steps) else None
+            early, voiced = voiced, None
+            if early is None and "{" not in step.text:
+                early = await mouth.synthesize(step.text)  # (the lines voiced in their order)
+            if following is not None and following.during and "{" not in following.text:
+                # Voiced now: said while this line's turn is worked on, it must not wait
+                # for the voice (a game drawing in real time is done within seconds).
+                voiced = await mouth.synthesize(following.text)
+            outcome = await _play_step(plan, step, stage, mouth, trace, early=early,
+                                       wait_idle=following is None or not following.during)
+            outcomes.append(outcome)
+            mark = "✓" if not outcome.problems else "✗ " + "; ".join(outcome.problems)
+            print(f"  {plan.game:13} {outcome.what:18} {outcome.line:10} {mark}",
+                  file=sys.stderr, flush=True)
     return outcomes
-
-
-async def _unrevealed(agent: MainAgent) -> tuple[object, list[str] | None]:
-    """The session in play (or None) and what its game reports as unrevealed (None: no game
-    runs, or its client reports nothing)."""
-    current = agent.current
-    if current is None:
-        return None, None
-    if not isinstance(current.client, ReportsUnrevealed):
-        return current, None
-    return current, await current.client.unrevealed(current.context_id)
 
 
 async def _play_step(
     plan: GamePlan,
     step: Step,
-    agent: MainAgent,
-    loop: VoiceLoop,
-    recognizer: Recognizer,
-    robot: SdkRobot,
-    voice: VoiceRobot,
+    stage: Stage,
     mouth: Synthesizer,
-    records: list[dict[str, Any]],
     trace: Trace,
     *,
     wait_idle: bool,
+    early: bytes | None = None,
 ) -> Outcome:
     """Say one line and judge what followed (until the host is idle again, or, when the
     next line is said while this one is worked on, until the robot's first sentence)."""
+    # A line without placeholders is voiced before waiting (``early``: before the line
+    # before it), so it is said the moment the robot is ready.
+    if early is None and "{" not in step.text:
+        early = await mouth.synthesize(step.text)
     if step.during:
-        await voice.wait_quiet()
-        current = agent.current
-        if current is None or not current.busy:
+        await stage.quiet()
+        before = await stage.state()
+        if before.game is None or not before.busy:
             return Outcome(plan.game, step, step.text, ["the game was no longer busy when it was said"])
     else:
-        await loop.wait_ready_for_speech()
-    session, hidden = await _unrevealed(agent)
-    line, why = fill_line(step, hidden)
+        await stage.ready()
+        before = await stage.state()
+    line, why = fill_line(step, before.unrevealed)
     if why is not None:
         return Outcome(plan.game, step, step.text, [f"line {step.line}: {why}"])
-    if isinstance(recognizer, ScriptedRecognizer):
-        recognizer.expect(line)
-    mark = len(records)
-    heard = len(loop.heard)
-    device = getattr(robot, "device", None)
+    mark = len(stage.records())
     with trio.move_on_after(LINE_TIMEOUT):
-        pcm = await mouth.synthesize(line)
+        pcm = early if early is not None else await mouth.synthesize(line)
         trace.record("scenario_line", text=line, audio_ms=round(len(pcm) / 32),
                      at=round(time.time(), 3), during=step.during)
-        if device is not None:
-            device.audio.microphone.feed(pcm + bytes(SCENARIO_SILENCE_BYTES))
-        else:
-            await _play_on_speaker(pcm)
-        await loop.wait_heard(heard + 1)
+        await stage.say(line, pcm)
+        await stage.wait_heard(before.heard + 1)
         if wait_idle:
-            await loop.wait_ready_for_speech()
+            await stage.ready()
         else:  # the next line comes while this one is worked on: after the first sentence
-            await _first_sentence_said(records, mark)
-            await voice.wait_quiet()
+            await _first_sentence_said(stage, mark)
+            await stage.quiet()
     # Still kept after the line, in the same session (the game's own phrases of it, as
     # ``agentcade test`` checks):
-    after, kept = await _unrevealed(agent)
+    after = await stage.state()
+    records = stage.records()
     starts = [i for i, r in enumerate(records[:mark]) if r["type"] == "game_start"]
     shown = any(r["type"] == "directive_executed" and not r.get("reset")
                 for r in records[starts[-1] if starts else mark:])
     said = records[mark:]
     recognised = [str(r["text"]) for r in said if r["type"] == "asr_final"]
+    same_session = after.session is not None and after.session == before.session
     problems = judge_robot_step(
         step, said,
-        revealed=hidden[0] if step.reveal and hidden else None,
-        secrets=(kept or []) if after is session and not step.reveal else [],
-        heard=len(loop.heard) > heard, shown=shown, playing=agent.current is not None,
+        revealed=before.unrevealed[0] if step.reveal and before.unrevealed else None,
+        secrets=(after.unrevealed or []) if same_session and not step.reveal else [],
+        heard=after.heard > before.heard, shown=shown, playing=after.game is not None,
     )
     spoke = "".join(str(r["text"]) for r in said if r["type"] == "speech_text")
-    return Outcome(plan.game, step, line, problems, " / ".join(recognised), spoke)
+    v2v = next((r["reply_ms"] for r in said if r["type"] == "utterance" and r.get("reply_ms") is not None), None)
+    return Outcome(plan.game, step, line, problems, " / ".join(recognised), spoke, v2v)
 
 
-async def _first_sentence_said(records: list[dict[str, Any]], mark: int) -> None:
-    while not any(r["type"] == "speech_end" for r in records[mark:]):  # noqa: ASYNC110 - the trace is a list
+async def _first_sentence_said(stage: Stage, mark: int) -> None:
+    while not any(r["type"] == "speech_end" for r in stage.records()[mark:]):  # noqa: ASYNC110 - the trace is a list
         await trio.sleep(0.02)
 
 
@@ -366,15 +515,15 @@ async def _play_on_speaker(pcm: bytes) -> None:
 
 
 def _table(outcomes: Sequence[Outcome]) -> str:
-    rows = [("game", "step", "line", "heard", "result")]
+    rows = [("game", "step", "line", "heard", "v2v ms", "result")]
     for o in outcomes:
-        rows.append((o.game, o.what, o.line, o.heard,
+        rows.append((o.game, o.what, o.line, o.heard, "" if o.v2v is None else str(o.v2v),
                      "ok" if not o.problems else "FAILED: " + "; ".join(o.problems)))
-    widths = [max(_width(r[i]) for r in rows) for i in range(4)]
+    widths = [max(_width(r[i]) for r in rows) for i in range(5)]
     lines = []
     for r in rows:
-        cells = [r[i] + " " * (widths[i] - _width(r[i])) for i in range(4)]
-        lines.append("| " + " | ".join([*cells, r[4]]) + " |")
+        cells = [r[i] + " " * (widths[i] - _width(r[i])) for i in range(5)]
+        lines.append("| " + " | ".join([*cells, r[5]]) + " |")
     lines.insert(1, "| " + " | ".join("-" * w for w in [*widths, 6]) + " |")
     return "\n".join(lines)
 

@@ -28,11 +28,16 @@ the voice settings, the robot says once what to set there, and listening starts 
 valid settings are saved. Any voice setting saved on the page is taken up the same way, at
 once, without a restart.
 
+In test mode only (``AGENTCADE_TEST_MODE``, set by ``agentcade e2e --robot daemon``;
+:mod:`agentcade.core.under_test`), ``AGENTCADE_TEST_CONTROL_PORT`` serves the test-only
+control endpoint on 127.0.0.1 (:mod:`agentcade.wiring.test_control`) and
+``AGENTCADE_TEST_SEED`` seeds the games' random choices.
+
 Exit codes: 0 done (scenario over, shutdown file, Ctrl-C is 130); 1 settings that do not
 validate, an unreadable scenario, a voice that cannot load (espeak-ng missing), a
 ``--record`` folder that cannot be written; 2 no ASR configured and no pages to set it on
-(``--no-pages`` or the port taken; one line says what to set), a bad ``--room``, or options
-that do not go together; 3 the robot cannot be reached.
+(``--no-pages`` or the port taken; one line says what to set), a bad ``--room``, options
+that do not go together, or a test-mode variable that is no number; 3 the robot cannot be reached.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import random
 import sys
 from pathlib import Path
 
@@ -52,6 +58,7 @@ from agentcade.core.errors import VoiceError
 from agentcade.core.host_settings import load_outputs
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
+from agentcade.core.under_test import control_port, pinned_seed
 from agentcade.device.robots import APP_ENV, DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
 from agentcade.sim.child import child_voice
 from agentcade.sim.room import Room, RoomError, parse_room
@@ -60,6 +67,7 @@ from agentcade.voice.record import Recorder, open_record_dir
 from agentcade.voice.speaker import VoiceRobot
 from agentcade.wiring.pipeline import open_pipeline
 from agentcade.wiring.robot import open_robot
+from agentcade.wiring.test_control import TestControl
 from agentcade.wiring.voice import (
     MicGate,
     VoiceLoop,
@@ -144,6 +152,13 @@ def run(args: argparse.Namespace) -> int:
     except RoomError as exc:
         print(f"agentcade run: {exc}", file=sys.stderr)
         return USAGE
+    try:
+        test_port, seed = control_port(os.environ), pinned_seed(os.environ)
+    except ValueError as exc:
+        print(f"agentcade run: {exc}", file=sys.stderr)
+        return USAGE
+    if seed is not None:
+        random.seed(seed)  # test mode: the games draw the same questions every run
     if args.say_file:
         try:
             lines = read_scenario(Path(args.say_file))
@@ -162,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         with trace_from_args(args, ConsoleTrace(), _voice_trace_printer) as trace:
             for secret in settings.secrets():
                 trace.add_secret(secret)
-            trio.run(_run, args, settings, robot, lines, trace, room, record)
+            trio.run(_run, args, settings, robot, lines, trace, room, record, test_port)
     except _NoAsr as exc:
         print(f"agentcade run: {exc}", file=sys.stderr)
         return NO_ASR
@@ -218,6 +233,7 @@ async def _run(
     trace: Trace,
     room: Room,
     record: Path | None,
+    test_port: int | None = None,
 ) -> None:
     app = robot_spec == "app"
     services = VoiceServices(lines)
@@ -247,6 +263,10 @@ async def _run(
                     voice.record = recorder.robot
                     print(f"—— 录音存到 {record}（NNN-robot.wav 是小懒说的，NNN-heard.wav 是听到的）。",
                           flush=True)
+                control = None
+                if test_port is not None:  # test mode only (agentcade.core.under_test)
+                    control = TestControl(agent)
+                    await nursery.start(control.serve, test_port)
                 gate = MicGate()
                 if app:
                     follow_desktop_microphone(robot, gate, agent)
@@ -275,6 +295,8 @@ async def _run(
                             on_utterance=recorder.heard if recorder is not None else None,
                         )
                         greet = False
+                        if control is not None:
+                            control.loop = loop
                         names = "、".join(g.name for g in registry.games) or "（没有）"
                         assert services.synthesizer is not None
                         stop = {"voice": "它说话时直接说话，或者摸一下后背，都能打断它。",

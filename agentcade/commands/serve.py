@@ -12,6 +12,11 @@ Errors an operator must see go to stderr, one line each and without secrets: the
 model's failures (``model_error``), a game's own errors (``hook_error``, ``game_error``),
 tools that blocked (the warnings of every command are one line: ``commands._logging``). A port that is taken or a host that does not resolve is one line
 and exit code 1.
+
+``--test-mode`` (or ``AGENTCADE_TEST_MODE=1``), for test runners only: the card declares
+the test extension and the server answers its method with what the game keeps unrevealed
+(``agentcade.core.under_test``), so ``agentcade e2e --game URL`` can say ``{answer}``.
+Never serve a family's game so: anyone who reaches it can ask the answer.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from agentcade.commands._ports import port_number
 from agentcade.commands._signals import stop_on_signals
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
+from agentcade.core.under_test import is_test_mode
 from agentcade.game.host import CLOSE_GRACE
 from agentcade.game.loader import GameLoadError
 from agentcade.llm import offline_notice
@@ -52,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``agentcade serve``."""
     p.add_argument("game", help="game folder or built-in game id")
     add_serve_options(p)
+    p.add_argument("--test-mode", action="store_true",
+                   help="for test runners only: answer what the game keeps unrevealed "
+                        "(also AGENTCADE_TEST_MODE=1); never for a family's game")
 
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:
@@ -78,6 +87,9 @@ async def _serve(args: argparse.Namespace) -> None:
     explicit = args.public_url or os.environ.get("PUBLIC_URL") or None
     url = public_url(explicit, os.environ, args.host, args.port) if explicit or os.environ.get("SPACE_HOST") else None
     trace = Trace(log_errors)
+    test_mode = bool(getattr(args, "test_mode", False)) or is_test_mode(os.environ)
+    if test_mode:
+        print("agentcade serve: 测试模式：任何能连上的人都能问到答案，只给测试用。", file=sys.stderr, flush=True)
     async with open_local_game(args.game, max_sessions=args.max_sessions, trace=trace) as local:
         if local.settings.llm.offline:
             print(offline_notice(), file=sys.stderr)
@@ -85,7 +97,8 @@ async def _serve(args: argparse.Namespace) -> None:
         async with stop_on_signals(serving), trio.open_nursery() as nursery:
             port, card_url = await nursery.start(
                 lambda task_status: serve_game(
-                    local, port=args.port, host=args.host, url=url, task_status=task_status
+                    local, port=args.port, host=args.host, url=url, test_mode=test_mode,
+                    task_status=task_status,
                 )
             )
             print(

@@ -17,7 +17,12 @@ One concept a module:
   connected to a device in this process) and ``WallClock``;
 * :mod:`~agentcade.sim.process`: ``open_sim_process_robot``, the device in a process of its
   own, whose clock never waits for a busy host (not imported here: the child process is
-  ``python -m agentcade.sim.process``).
+  ``python -m agentcade.sim.process``);
+* :mod:`~agentcade.sim.daemon_harness`: the robot SDK's *real* Daemon with this robot paired
+  to it over the SDK's LAN pairing (:mod:`~agentcade.sim.lan_robot`), only ever inside a
+  private network namespace (:mod:`~agentcade.sim.netns`; Linux, root), running agentcade as
+  its Application (``e2e --robot daemon``, ``tests/test_daemon.py``; not imported here);
+  :mod:`~agentcade.sim.program`, a program whose output is waited on by pattern.
 
 The public test kit (a fake model server, the Daemon harness, ...) is
 :mod:`agentcade.testing`; the product's wiring imports this package, never that one.

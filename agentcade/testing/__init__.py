@@ -12,8 +12,9 @@ A game author's own tests use the same parts agentcade's tests do:
 * ``cpu_load``: CPU-bound processes beside a test or a bench (a busy desktop);
 * ``open_daemon_harness`` (a ``DaemonHarness``; Linux, as root): the robot SDK's real
   Daemon with the simulated robot paired to it over the SDK's LAN pairing (the robot's
-  network side: ``agentcade.testing.lan_robot``), the Application and ``agentcade run`` as
-  programs, all inside a private network namespace (``agentcade.testing.netns``);
+  network side: ``agentcade.sim.lan_robot``), the Application and ``agentcade run`` as
+  programs, all inside a private network namespace (``agentcade.sim.netns``); it lives in
+  :mod:`agentcade.sim.daemon_harness`, because ``agentcade e2e --robot daemon`` uses it too;
 * ``agentcade.testing.ear`` (with the ``ear`` extra): ``Ear``, an offline Whisper base that
   listens to what the robot said, and ``heard_share`` to score it (not imported here: it
   needs faster-whisper).
@@ -23,7 +24,7 @@ product (``--robot sim``): :mod:`agentcade.sim`. Nothing here is used while a fa
 nor by ``play``, ``run`` or ``e2e``: only tests and benches import it.
 """
 
-from agentcade.testing.daemon import (
+from agentcade.sim.daemon_harness import (
     DaemonHarness as DaemonHarness,
     open_daemon_harness as open_daemon_harness,
 )

@@ -1,83 +1,23 @@
 """Programs run as real processes by tests: their output collected and waited on by pattern.
 
-:class:`Program` is any program started with its output (stdout, stderr folded in) on a
-pipe: a task of the caller's nursery runs :meth:`Program.read`, :meth:`Program.expect`
-waits for a piece of the output. The Daemon harness (:mod:`agentcade.testing.daemon`)
-runs the Daemon, the Application and ``agentcade run`` as programs.
-:class:`AgentcadeProcess` is ``python -m agentcade ...`` (``play``, ``serve``, ``run``)
-started by :meth:`AgentcadeProcess.start` and driven line by line on its stdin.
+:class:`Program` (:mod:`agentcade.sim.program`, re-exported here) is any program started
+with its output on a pipe; the Daemon harness runs the Daemon, the Application and
+``agentcade run`` as programs. :class:`AgentcadeProcess` is ``python -m agentcade ...``
+(``play``, ``serve``, ``run``) started by :meth:`AgentcadeProcess.start` and driven line by
+line on its stdin.
 """
 
 from __future__ import annotations
 
-import codecs
 import contextlib
-import re
-import signal
 import subprocess
 import sys
 
 import trio
 
+from agentcade.sim.program import Program
+
 __all__ = ["AgentcadeProcess", "Program"]
-
-
-class Program:
-    """A running program whose output (stdout and stderr together) is collected in ``output``."""
-
-    def __init__(self, proc: trio.Process, name: str) -> None:
-        self.proc = proc
-        self.name = name
-        self.output = ""
-        self._changed = trio.Event()
-
-    async def read(self) -> None:
-        """Collect the output until the program closes it (run as a task of a nursery)."""
-        assert self.proc.stdout is not None
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while chunk := await self.proc.stdout.receive_some():
-            self.output += decoder.decode(chunk)
-            self._changed.set()
-            self._changed = trio.Event()
-
-    @property
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
-    async def expect(self, pattern: str, *, after: int = 0, limit: float = 30) -> re.Match[str]:
-        """Wait until ``pattern`` (a regex) appears in the output past offset ``after``.
-
-        Raises:
-            AssertionError: the program exited without writing it (with its output).
-        """
-        regex = re.compile(pattern)
-        with trio.fail_after(limit):
-            while (found := regex.search(self.output, after)) is None:
-                if not self.running:
-                    await trio.sleep(0.2)  # the last output
-                    if (found := regex.search(self.output, after)) is not None:
-                        return found
-                    raise AssertionError(f"{self.name} exited ({self.proc.returncode}):\n{self.output}")
-                with trio.move_on_after(0.5):
-                    await self._changed.wait()
-        return found
-
-    async def wait(self, limit: float = 30) -> int:
-        with trio.fail_after(limit):
-            return await self.proc.wait()
-
-    async def stop(self) -> None:
-        """SIGINT (Ctrl-C), then a kill after 10 s."""
-        if self.running:
-            self.proc.send_signal(signal.SIGINT)
-            with trio.move_on_after(10):
-                await self.proc.wait()
-        await self._kill()
-
-    async def _kill(self) -> None:
-        if self.running:
-            self.proc.kill()
-            await self.proc.wait()
 
 
 class AgentcadeProcess(Program):

@@ -23,6 +23,7 @@ from agentcade.a2a.card import CardInfo, endpoint_for
 from agentcade.a2a.client import A2AClient, GameRemoteError, negotiate_protocol
 from agentcade.core.protocol import GameInput
 from agentcade.core.trace import NULL_TRACE, Trace
+from agentcade.core.under_test import UNREVEALED_EXTENSION
 from agentcade.game.client import GameInfo, ReplyStream
 
 __all__ = ["Confirmed", "RemoteGameClient", "open_remote_game"]
@@ -69,6 +70,18 @@ class RemoteGameClient:
             self.endpoint, context_id, game_input, protocol=self.protocol
         ) as replies:
             yield replies
+
+    async def unrevealed(self, context_id: str) -> list[str] | None:
+        """What the game reports unrevealed (``ReportsUnrevealed``), asked over the test
+        extension when its card declares it (a game served in test mode,
+        ``agentcade.core.under_test``); None otherwise or when it cannot be asked. For test
+        runners only (``e2e``, the test-only control endpoint): never said or traced."""
+        if UNREVEALED_EXTENSION not in self.card.extensions:
+            return None
+        try:
+            return await self._client.unrevealed(self.endpoint, context_id)
+        except GameRemoteError:
+            return None
 
     async def aclose(self) -> None:
         """Nothing pooled: each request has its own connection."""

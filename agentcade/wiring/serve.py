@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import partial
 
 import trio
 
 from agentcade.a2a.card import build_card
 from agentcade.a2a.server import serve_a2a
 from agentcade.core.errors import AddressError
+from agentcade.core.under_test import UNREVEALED_EXTENSION
 from agentcade.wiring.games import LocalGame
 
 __all__ = ["public_url", "serve_game"]
@@ -36,9 +38,13 @@ async def serve_game(
     port: int,
     host: str,
     url: str | None,
+    test_mode: bool = False,
     task_status: trio.TaskStatus[tuple[int, str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve an opened game until cancelled; ``started((port, card_url))`` once bound.
+
+    ``test_mode``: the card declares the test extension and the server answers it
+    (``agentcade.core.under_test``): what the game keeps unrevealed, for a test runner.
 
     Raises:
         AddressError: the port is taken, not allowed, or the host does not resolve.
@@ -52,7 +58,8 @@ async def serve_game(
         ) from None
     bound = listeners[0].socket.getsockname()[1]
     card_url = url or public_url(None, os.environ, host, bound)
-    card = build_card(local.game.skill, card_url)
+    extensions = {UNREVEALED_EXTENSION: "test mode: what the game keeps unrevealed"} if test_mode else None
+    card = build_card(local.game.skill, card_url, extensions=extensions)
     async with trio.open_nursery() as nursery:
-        await nursery.start(serve_a2a, local.host, card, listeners)
+        await nursery.start(partial(serve_a2a, local.host, card, listeners, test_mode=test_mode))
         task_status.started((bound, card_url))

@@ -25,7 +25,7 @@ from typing import Any
 
 import trio
 
-from agentcade.commands.e2e import _play_step, builtin_plans
+from agentcade.commands.e2e import InProcessStage, _play_step, builtin_plans
 from agentcade.core.trace import Trace
 from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.voice.scripted import ScriptedRecognizer
@@ -51,6 +51,7 @@ async def soak(total: int, speed: float) -> None:
         async with open_pipeline(voice, remote=[], trace=trace) as (agent, _):
             loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=False)
             async with running(loop):
+                stage = InProcessStage(agent, loop, voice, recognizer, robot, records)
                 while said < total:
                     for plan, i in steps:
                         if said >= total:
@@ -59,8 +60,8 @@ async def soak(total: int, speed: float) -> None:
                         following = plan.steps[i + 1] if i + 1 < len(plan.steps) else None
                         t0 = time.monotonic()
                         outcome = await _play_step(
-                            plan, step, agent, loop, recognizer, robot, voice, mouth, records,
-                            trace, wait_idle=following is None or not following.during,
+                            plan, step, stage, mouth, trace,
+                            wait_idle=following is None or not following.during,
                         )
                         slowest = max(slowest, time.monotonic() - t0)
                         said += 1

@@ -2,11 +2,11 @@
 
 :class:`LanRobot` is the robot's network side for a :class:`~agentcade.sim.SimDevice`
 (robot-sdk.md §10; ``watcherobot/runtime/daemon/pairing/``): inside a
-:class:`~agentcade.testing.netns.PrivateNetwork` it listens for the Daemon's UDP
+:class:`~agentcade.sim.netns.PrivateNetwork` it listens for the Daemon's UDP
 broadcasts on port 37021 and
 
 * answers ``pair.request`` (with its pairing code) with ``pair.accept`` and a session
-  token it makes up (64 hex), from :data:`~agentcade.testing.netns.ROBOT_IP`;
+  token it makes up (64 hex), from :data:`~agentcade.sim.netns.ROBOT_IP`;
 * answers ``link.reunite.request`` (a restarted Daemon looking for the robot it remembers)
   with ``link.reunite.accept``: the challenge's HMAC under the binding secret derived from
   the first pairing's token, and a new session token;
@@ -39,7 +39,7 @@ from trio_websocket import (
 )
 
 from agentcade.sim import SimDevice
-from agentcade.testing.netns import BROADCAST_IP, DAEMON_IP, ROBOT_IP, PrivateNetwork
+from agentcade.sim.netns import BROADCAST_IP, DAEMON_IP, ROBOT_IP, PrivateNetwork
 
 __all__ = ["PAIRING_PORT", "LanRobot"]
 

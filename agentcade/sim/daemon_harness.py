@@ -1,11 +1,11 @@
-"""The robot SDK's real Daemon, with the simulated robot paired to it, for tests.
+"""The robot SDK's real Daemon, with the simulated robot paired to it (tests, ``e2e --robot daemon``).
 
-:func:`open_daemon_harness` builds, inside a :class:`~agentcade.testing.netns.PrivateNetwork`
+:func:`open_daemon_harness` builds, inside a :class:`~agentcade.sim.netns.PrivateNetwork`
 it makes for the run (the Daemon's pairing broadcasts UDP: it never runs on the machine's
 own network; the harness refuses to start anything until the namespace is checked private):
 
 1. a :class:`~agentcade.sim.SimDevice` (served on this machine's 127.0.0.1) and its
-   network side, a :class:`~agentcade.testing.lan_robot.LanRobot` (inside the namespace);
+   network side, a :class:`~agentcade.sim.lan_robot.LanRobot` (inside the namespace);
 2. ``watcherobot daemon start`` with its own ``HOME`` and ports (``WATCHER_RUNTIME_*_PORT``)
    and the environment the Application will get (an Application receives the Daemon's);
 3. ``watcherobot robot pair CODE``: the SDK's own LAN pairing, answered by the robot.
@@ -38,9 +38,9 @@ import trio
 from trio_websocket import WebSocketConnection, wrap_client_stream
 
 from agentcade.sim import SimDevice
-from agentcade.testing.lan_robot import LanRobot
-from agentcade.testing.netns import PrivateNetwork, open_private_network
-from agentcade.testing.process import Program
+from agentcade.sim.lan_robot import LanRobot
+from agentcade.sim.netns import PrivateNetwork, open_private_network
+from agentcade.sim.program import Program
 
 __all__ = ["DaemonHarness", "DaemonPorts", "Program", "open_daemon_harness"]
 
@@ -230,16 +230,18 @@ class DaemonHarness:
 
     # -- the Daemon ----------------------------------------------------------------------
 
-    async def control(self, method: str, path: str, payload: object = None) -> dict[str, Any]:
-        """One request to the Daemon's control port; the JSON answer."""
+    async def control(self, method: str, path: str, payload: object = None, *,
+                      port: int | None = None, limit: float = 10) -> dict[str, Any]:
+        """One request to the Daemon's control port (or another ``port`` on 127.0.0.1 in the
+        namespace: the Application's test-only endpoint), within ``limit`` s; the JSON answer."""
         body = b"" if payload is None else json.dumps(payload).encode()
         headers = [("host", "127.0.0.1"), ("connection", "close"),
                    ("content-length", str(len(body)))]
         if payload is not None:
             headers.append(("content-type", "application/json"))
         conn = h11.Connection(h11.CLIENT)
-        with trio.fail_after(10):
-            stream = await self.net.connect_tcp("127.0.0.1", self.ports.control)
+        with trio.fail_after(limit):
+            stream = await self.net.connect_tcp("127.0.0.1", self.ports.control if port is None else port)
             async with stream:
                 await stream.send_all(conn.send(h11.Request(method=method, target=path, headers=headers)))
                 await stream.send_all(conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))

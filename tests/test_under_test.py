@@ -1,0 +1,189 @@
+"""Test mode: the game's unrevealed answer crosses a channel only a test runner turns on.
+
+``agentcade serve --test-mode`` declares the A2A test extension and answers its method; a
+game served without it knows no such method, and its card declares nothing, so a host
+never asks. ``agentcade run`` in test mode serves the test-only control endpoint on
+127.0.0.1 (``agentcade e2e --robot daemon`` asks it about the Application).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import cast
+
+import h11
+import pytest
+import trio
+
+from agentcade.core.protocol import GameInput
+from agentcade.core.under_test import (
+    SEED_PATH,
+    STATE_PATH,
+    UNREVEALED_EXTENSION,
+    UNREVEALED_METHOD,
+    HostState,
+    control_port,
+    is_test_mode,
+    pinned_seed,
+)
+from agentcade.main.agent import MainAgent
+from agentcade.wiring.games import open_local_game
+from agentcade.wiring.remote import open_remote_game
+from agentcade.wiring.serve import serve_game
+from agentcade.wiring.test_control import TestControl
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AGENTCADE_HOME", str(tmp_path))
+
+
+async def _served_riddle(nursery: trio.Nursery, *, test_mode: bool) -> tuple[str, object]:
+    """The built-in riddle served on a free port; its card URL and its local game."""
+    local_box: list[object] = []
+
+    async def serve(task_status: trio.TaskStatus[str]) -> None:
+        async with open_local_game("riddle") as local:
+            local_box.append(local)
+            _port, url = await nursery.start(
+                lambda task_status: serve_game(local, port=0, host="127.0.0.1", url=None,
+                                               test_mode=test_mode, task_status=task_status))
+            task_status.started(url)
+            await trio.sleep_forever()
+
+    url = await nursery.start(serve)
+    return url, local_box[0]
+
+
+async def _rpc(url: str, method: str, params: object, *, extensions: str | None) -> dict[str, object]:
+    headers = [("host", "127.0.0.1"), ("content-type", "application/json"), ("a2a-version", "1.0")]
+    if extensions is not None:
+        headers.append(("a2a-extensions", extensions))
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    headers.append(("content-length", str(len(body))))
+    host, port = url.split("//", 1)[1].rstrip("/").split(":")
+    stream = await trio.open_tcp_stream(host, int(port))
+    conn = h11.Connection(h11.CLIENT)
+    async with stream:
+        await stream.send_all(conn.send(h11.Request(method="POST", target="/", headers=headers))
+                              + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))
+        data = b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await stream.receive_some())
+            elif isinstance(event, h11.Data):
+                data += bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                break
+    answer = json.loads(data)
+    assert isinstance(answer, dict)
+    return answer
+
+
+async def test_a_game_served_in_test_mode_tells_its_unrevealed_answer_over_the_extension() -> None:
+    async with trio.open_nursery() as nursery:
+        url, _local = await _served_riddle(nursery, test_mode=True)
+        async with open_remote_game(url) as remote:
+            assert UNREVEALED_EXTENSION in remote.card.extensions
+            assert await remote.unrevealed("c1") is None  # no such session yet
+            async with remote.stream("c1", GameInput(kind="start", text="玩猜谜语")) as replies:
+                said = "".join([reply.text async for reply, _final in replies])
+            hidden = await remote.unrevealed("c1")
+            assert hidden
+            assert all(answer not in said for answer in hidden)  # asked, never said
+        nursery.cancel_scope.cancel()
+
+
+async def test_without_test_mode_the_method_is_unknown_and_the_card_declares_nothing() -> None:
+    async with trio.open_nursery() as nursery:
+        url, _local = await _served_riddle(nursery, test_mode=False)
+        async with open_remote_game(url) as remote:
+            assert remote.card.extensions == ()
+            async with remote.stream("c1", GameInput(kind="start", text="玩猜谜语")) as replies:
+                _ = [reply async for reply in replies]
+            assert await remote.unrevealed("c1") is None
+        answer = await _rpc(url, UNREVEALED_METHOD, {"contextId": "c1"}, extensions=UNREVEALED_EXTENSION)
+        assert cast(dict[str, object], answer["error"])["code"] == -32601  # method not found
+        nursery.cancel_scope.cancel()
+
+
+async def test_in_test_mode_the_method_needs_the_extension_activated_and_a_context() -> None:
+    async with trio.open_nursery() as nursery:
+        url, _local = await _served_riddle(nursery, test_mode=True)
+        no_header = await _rpc(url, UNREVEALED_METHOD, {"contextId": "c1"}, extensions=None)
+        assert "A2A-Extensions" in str(cast(dict[str, object], no_header["error"])["message"])
+        no_context = await _rpc(url, UNREVEALED_METHOD, {}, extensions=UNREVEALED_EXTENSION)
+        assert cast(dict[str, object], no_context["error"])["code"] == -32602
+        unknown = await _rpc(url, UNREVEALED_METHOD, {"contextId": "x"}, extensions=UNREVEALED_EXTENSION)
+        assert unknown["result"] == {"unrevealed": None}
+        nursery.cancel_scope.cancel()
+
+
+def test_test_mode_is_only_on_when_the_runner_says_so() -> None:
+    assert not is_test_mode({})
+    assert not is_test_mode({"AGENTCADE_TEST_MODE": "0"})
+    assert is_test_mode({"AGENTCADE_TEST_MODE": "1"})
+    # The port and the seed mean nothing without test mode: no endpoint, no pinned seed.
+    assert control_port({"AGENTCADE_TEST_CONTROL_PORT": "28790"}) is None
+    assert pinned_seed({"AGENTCADE_TEST_SEED": "3"}) is None
+    on = {"AGENTCADE_TEST_MODE": "1", "AGENTCADE_TEST_CONTROL_PORT": "28790", "AGENTCADE_TEST_SEED": "3"}
+    assert (control_port(on), pinned_seed(on)) == (28790, 3)
+    with pytest.raises(ValueError, match="no TCP port"):
+        control_port({**on, "AGENTCADE_TEST_CONTROL_PORT": "70000"})
+
+
+def test_the_host_state_survives_its_json() -> None:
+    state = HostState(game="riddle", session="s1", busy=True, unrevealed=["茶壶"], heard=3, came=False)
+    assert HostState.from_json(state.to_json()) == state
+    assert HostState.from_json(b"{}") == HostState()
+
+
+class _NoGame:
+    current = None
+
+
+async def test_the_control_endpoint_answers_on_127_0_0_1_only_its_one_path() -> None:
+    control = TestControl(cast(MainAgent, _NoGame()))
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(control.serve, 0)
+
+        async def get(path: str, body: bytes | None = None) -> tuple[int, bytes]:
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            conn = h11.Connection(h11.CLIENT)
+            headers = [("host", "127.0.0.1"), ("connection", "close")]
+            if body is not None:
+                headers.append(("content-length", str(len(body))))
+            async with stream:
+                await stream.send_all(conn.send(h11.Request(
+                    method="GET" if body is None else "POST", target=path, headers=headers))
+                    + (conn.send(h11.Data(data=body)) if body else b"") + conn.send(h11.EndOfMessage()))
+                status, data = 0, b""
+                while True:
+                    event = conn.next_event()
+                    if event is h11.NEED_DATA:
+                        conn.receive_data(await stream.receive_some())
+                    elif isinstance(event, h11.Response):
+                        status = event.status_code
+                    elif isinstance(event, h11.Data):
+                        data += bytes(event.data)
+                    elif isinstance(event, h11.EndOfMessage):
+                        return status, data
+
+        status, data = await get(STATE_PATH)
+        assert status == 200
+        assert HostState.from_json(data) == HostState()
+        assert (await get("/"))[0] == 404
+        assert (await get(f"{STATE_PATH}?heard=x"))[0] == 400
+        # The games' random choices seeded again (before each game's steps under the Daemon).
+        assert (await get(SEED_PATH, b'{"seed": 7}'))[0] == 200
+        drawn = random.random()
+        random.seed(7)
+        assert random.random() == drawn
+        assert (await get(SEED_PATH, b'{"seed": "x"}'))[0] == 400
+        nursery.cancel_scope.cancel()
+

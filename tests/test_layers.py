@@ -46,7 +46,7 @@ LAYERS = read_layer_table(INTERNALS.read_text(encoding="utf-8"))
 PUBLIC_GAME_API: dict[str, frozenset[str] | None] = {
     "agentcade.effects": None,
     "agentcade.judge": frozenset(
-        {"Deck", "asks_verdict", "fuzzy_syllable", "help_request", "is_match", "judge_guess",
+        {"Deck", "asks_restart", "asks_verdict", "fuzzy_syllable", "help_request", "is_match", "judge_guess",
          "looks_like_guess", "normalize", "parse_number", "round_request", "rules_question",
          "small_talk"}
     ),

@@ -13,7 +13,6 @@ import random
 from pathlib import Path
 from typing import cast
 
-import h11
 import pytest
 import trio
 
@@ -33,6 +32,7 @@ from agentcade.wiring.games import open_local_game
 from agentcade.wiring.remote import open_remote_game
 from agentcade.wiring.serve import serve_game
 from agentcade.wiring.test_control import TestControl
+from tests.a2a_peers import http_request
 
 
 @pytest.fixture(autouse=True)
@@ -60,27 +60,10 @@ async def _served_riddle(nursery: trio.Nursery, *, test_mode: bool) -> tuple[str
 
 
 async def _rpc(url: str, method: str, params: object, *, extensions: str | None) -> dict[str, object]:
-    headers = [("host", "127.0.0.1"), ("content-type", "application/json"), ("a2a-version", "1.0")]
-    if extensions is not None:
-        headers.append(("a2a-extensions", extensions))
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-    headers.append(("content-length", str(len(body))))
-    host, port = url.split("//", 1)[1].rstrip("/").split(":")
-    stream = await trio.open_tcp_stream(host, int(port))
-    conn = h11.Connection(h11.CLIENT)
-    async with stream:
-        await stream.send_all(conn.send(h11.Request(method="POST", target="/", headers=headers))
-                              + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))
-        data = b""
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await stream.receive_some())
-            elif isinstance(event, h11.Data):
-                data += bytes(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                break
-    answer = json.loads(data)
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    headers = [("a2a-extensions", extensions)] if extensions is not None else None
+    answer = (await http_request(port, "POST", "/", body=body, headers=headers)).json()
     assert isinstance(answer, dict)
     return answer
 
@@ -153,26 +136,9 @@ async def test_the_control_endpoint_answers_on_127_0_0_1_only_its_one_path() -> 
         port = await nursery.start(control.serve, 0)
 
         async def get(path: str, body: bytes | None = None) -> tuple[int, bytes]:
-            stream = await trio.open_tcp_stream("127.0.0.1", port)
-            conn = h11.Connection(h11.CLIENT)
-            headers = [("host", "127.0.0.1"), ("connection", "close")]
-            if body is not None:
-                headers.append(("content-length", str(len(body))))
-            async with stream:
-                await stream.send_all(conn.send(h11.Request(
-                    method="GET" if body is None else "POST", target=path, headers=headers))
-                    + (conn.send(h11.Data(data=body)) if body else b"") + conn.send(h11.EndOfMessage()))
-                status, data = 0, b""
-                while True:
-                    event = conn.next_event()
-                    if event is h11.NEED_DATA:
-                        conn.receive_data(await stream.receive_some())
-                    elif isinstance(event, h11.Response):
-                        status = event.status_code
-                    elif isinstance(event, h11.Data):
-                        data += bytes(event.data)
-                    elif isinstance(event, h11.EndOfMessage):
-                        return status, data
+            response = await http_request(port, "GET" if body is None else "POST", path,
+                                          body=body or b"", version=None, content_type=None)
+            return response.status, response.body
 
         status, data = await get(STATE_PATH)
         assert status == 200

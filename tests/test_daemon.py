@@ -267,19 +267,13 @@ async def test_a_guess_the_number_round_by_voice_ends_with_a_shake_for_each_miss
     print(f"voice to voice through the Daemon (ms, end of speech -> first audio): {figures}")
 
 
-RACE_FREE_GAMES = ["guess_number", "riddle", "turtle_soup"]
-"""The games whose robot steps do not race the game's own timing. 你画我猜's "talk while
-busy" must be said while the Application still draws (about 2.8 s after its first sentence,
-in real time): under the Daemon the line is recognised in time only on a quiet machine, so
-it is not held in CI until the runner can slow the drawing (issue 56's note)."""
-
-
 def test_the_guides_robot_test_passes_every_step_of_its_games_under_the_daemon(tmp_path: Path) -> None:
     """``agentcade e2e --robot daemon``: agentcade as the Daemon's Application (its own
-    recogniser and voice), the simulated robot paired, every robot step of the games that
-    do not race its timing spoken; ``{answer}`` and the hidden answers come over the
-    Application's test-only endpoint (test mode), never from its trace. The table has what
-    was heard and voice to voice per step."""
+    recogniser and voice), the simulated robot paired, every robot step of all four games
+    spoken; ``{answer}`` and the hidden answers come over the Application's test-only
+    endpoint (test mode), never from its trace, and the Application draws six times
+    slower (``DRAW_PACE``) so 你画我猜's line said while it draws is heard before the drawing
+    ends. The table has what was heard and voice to voice per step."""
     import subprocess
     import sys
 
@@ -289,12 +283,12 @@ def test_the_guides_robot_test_passes_every_step_of_its_games_under_the_daemon(t
     models = need_speech_models()
     env = offline_env(tmp_path / "agentcade", "ASR_", "TTS_", "VAD_", "AGENTCADE_MODELS_DIR", "AGENTCADE_TEST_")
     env["AGENTCADE_MODELS_DIR"] = str(models)
-    done = subprocess.run([sys.executable, "-m", "agentcade", "e2e", "--robot", "daemon", *RACE_FREE_GAMES],
+    done = subprocess.run([sys.executable, "-m", "agentcade", "e2e", "--robot", "daemon"],
                           capture_output=True, text=True, env=env, timeout=3000, check=False)
     print(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     rows = [row for row in done.stdout.splitlines() if row.startswith("| ")][2:]
-    steps = sum(len(plan.steps) for plan in builtin_plans(RACE_FREE_GAMES))
+    steps = sum(len(plan.steps) for plan in builtin_plans([]))
     assert len(rows) == steps
     assert all(row.rstrip().endswith("| ok |") for row in rows)
     assert done.stdout.strip().endswith(f"{steps}/{steps} steps passed")

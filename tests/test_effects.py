@@ -224,6 +224,27 @@ def test_stroke_steps() -> None:
         effects.stroke_steps([Stroke([(1, 1)])] * 13)
 
 
+async def test_a_test_runner_can_slow_the_drawing_and_nothing_else_can(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Test mode's draw pace (``AGENTCADE_TEST_DRAW_PACE``): the strokes come that many times
+    slower, so a line said during the drawing lands while it lasts; without test mode the
+    variable is ignored."""
+    robot, _ = bound(["expression.runtime.v3"])
+    steps = effects.stroke_steps([Stroke([(50 + 40 * i, 100), (50 + 40 * i, 300)]) for i in range(3)])
+
+    async def drawing_time() -> float:
+        start = trio.current_time()
+        await effects.draw(robot, steps, interval=0.5)
+        return trio.current_time() - start
+
+    monkeypatch.setenv("AGENTCADE_TEST_DRAW_PACE", "4")
+    monkeypatch.delenv("AGENTCADE_TEST_MODE", raising=False)
+    assert await drawing_time() == pytest.approx(1.0)
+    monkeypatch.setenv("AGENTCADE_TEST_MODE", "1")
+    assert await drawing_time() == pytest.approx(4.0)
+
+
 async def test_draw_one_update_per_step_with_flushes(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -24,6 +24,7 @@ from agentcade.core.under_test import (
     UNREVEALED_METHOD,
     HostState,
     control_port,
+    draw_pace,
     is_test_mode,
     pinned_seed,
 )
@@ -118,6 +119,16 @@ def test_test_mode_is_only_on_when_the_runner_says_so() -> None:
     assert (control_port(on), pinned_seed(on)) == (28790, 3)
     with pytest.raises(ValueError, match="no TCP port"):
         control_port({**on, "AGENTCADE_TEST_CONTROL_PORT": "70000"})
+
+
+def test_a_runner_may_slow_the_drawing_but_never_hurry_or_stall_it() -> None:
+    assert draw_pace({"AGENTCADE_TEST_DRAW_PACE": "4"}) == 1.0  # not in test mode
+    on = {"AGENTCADE_TEST_MODE": "1"}
+    assert draw_pace(on) == 1.0
+    assert draw_pace({**on, "AGENTCADE_TEST_DRAW_PACE": "2.5"}) == 2.5
+    for bad in ("0.5", "100", "fast"):
+        with pytest.raises(ValueError, match="AGENTCADE_TEST_DRAW_PACE"):
+            draw_pace({**on, "AGENTCADE_TEST_DRAW_PACE": bad})
 
 
 def test_the_host_state_survives_its_json() -> None:

@@ -29,6 +29,7 @@ from agentcade.core.errors import DeviceError
 from agentcade.core.trace import Trace
 from agentcade.game.loader import builtin_games_dir, load_game
 from agentcade.main.agent import MainAgent, OfflineMainModel
+from agentcade.main.conversation import BUSY_TEXT
 from agentcade.main.router import greeting
 from agentcade.sim import SimDevice, open_sim_robot
 from agentcade.sim.room import parse_room
@@ -422,6 +423,34 @@ async def test_ending_the_game_while_a_drawing_goes_up_stops_it_and_says_goodbye
             heard_at = await _end_now(stack, on_heard=lambda: drawn.append(_vector_updates(device)))
             _goodbye_came_next(stack.records, heard_at)
             assert _vector_updates(device) == drawn[0]  # the drawing stopped where it was
+
+
+async def test_a_line_said_while_the_robot_draws_in_silence_is_answered_as_busy_and_the_drawing_goes_on(
+    espeak: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A stroke a second: the child guesses while the drawing goes up and the robot says
+    # nothing. That is no barge-in (nothing is talked over): the host answers that the game
+    # is still busy, and the picture is finished, then announced.
+    game = load_game(builtin_games_dir() / "draw_guess", builtin=True)
+    monkeypatch.setattr(game.agent_cls, "draw_interval", 1.0)
+    with trio.fail_after(180):
+        async with voice_stack(["玩你画我猜", "是小猫吗"], barge_in="voice", speed=2.0) as stack:
+            device = stack.device
+            await _say_now(stack, "玩你画我猜")
+            while _vector_updates(device) < 2:  # noqa: ASYNC110 - a poll of the simulated robot
+                await trio.sleep(0.01)
+            pcm = await stack.mouth.synthesize("是小猫吗")
+            stack.device.audio.microphone.feed(pcm + bytes(32000))
+            await stack.loop.wait_heard(2)
+            while not any("画好啦" in str(r["text"]) for r in stack.records.of("speech_text")):  # noqa: ASYNC110 - a poll of the trace
+                await trio.sleep(0.05)
+            assert not stack.records.of("barge_in")
+            assert not stack.records.of("turn_cancelled")
+            assert [r["game"] for r in stack.records.of("busy")] == ["draw_guess"]
+            said = [str(r["text"]) for r in stack.records.of("speech_text")]
+            # The picture was finished before its announcement (the start's turn announces it
+            # once the last stroke is up), and the busy answer came while it went up.
+            assert said.index(BUSY_TEXT) < next(i for i, text in enumerate(said) if "画好啦" in text)
 
 
 async def _say_now(stack: Stack, line: str) -> None:

@@ -35,6 +35,7 @@ import trio
 from agentcade.core.errors import AgentcadeError
 from agentcade.core.under_test import (
     CONTROL_PORT_ENV,
+    DRAW_PACE_ENV,
     LONG_POLL,
     SEED_ENV,
     SEED_PATH,
@@ -57,6 +58,12 @@ START_LIMIT = 180.0
 neural voice first (about 20 s on a quiet machine, more beside other work)."""
 QUIET_S = 0.3
 """The robot is quiet when nothing has played for this long (the echo tail, ``Tuning.echo_tail_s``)."""
+DRAW_PACE = 6
+"""How many times slower the Application draws: a line said while a game draws (你画我猜's
+"talk while busy") must be heard by the Application's own recogniser before the drawing
+ends. At the game's own pace (1.5-3.5 s of strokes) that held on a quiet machine only; at 4
+it failed once in two runs beside two busy benchmarks (the line took 3.5-7 s to be
+answered there); at 6 the shortest drawing lasts 9 s."""
 _DROPPED = ("WATCHER_APP_", "AGENTCADE_TRACE_FILE", "AGENTCADE_TEST_")
 
 
@@ -155,6 +162,7 @@ def _environment(seed: int) -> dict[str, str]:
         TEST_MODE_ENV: "1",
         CONTROL_PORT_ENV: str(CONTROL_PORT),
         SEED_ENV: str(seed),
+        DRAW_PACE_ENV: str(DRAW_PACE),
         "AGENTCADE_MODELS_DIR": str(models_dir()),  # made here: the namespace has no network
     })
     return env

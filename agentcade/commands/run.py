@@ -58,7 +58,7 @@ from agentcade.core.errors import VoiceError
 from agentcade.core.host_settings import load_outputs
 from agentcade.core.settings import SettingsError
 from agentcade.core.trace import Trace
-from agentcade.core.under_test import control_port, pinned_seed
+from agentcade.core.under_test import control_port, draw_pace, pinned_seed
 from agentcade.device.robots import APP_ENV, DEFAULT_DESKTOP_URL, DeviceError, SdkRobot
 from agentcade.sim.child import child_voice
 from agentcade.sim.room import Room, RoomError, parse_room
@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         return USAGE
     try:
         test_port, seed = control_port(os.environ), pinned_seed(os.environ)
+        draw_pace(os.environ)  # read by every drawing: a bad value is refused here, once
     except ValueError as exc:
         print(f"agentcade run: {exc}", file=sys.stderr)
         return USAGE

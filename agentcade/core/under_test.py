@@ -24,6 +24,12 @@ variable of the test runner, and it answers only on 127.0.0.1:
   the Application draws the same questions every run, as ``e2e --robot sim`` does; the
   endpoint's ``POST /test/seed`` (``{"seed": N}``) seeds them again, before a game's steps
   (what else draws from ``random`` in the Application, and when, varies from run to run).
+* ``AGENTCADE_TEST_DRAW_PACE=K`` (with test mode): ``effects.draw`` waits ``K`` times the
+  game's interval between strokes (:func:`draw_pace`). A robot step said while a game still
+  draws (你画我猜's "talk while busy") must be recognised by the Application's own
+  recogniser before the drawing ends; at the game's own pace (about 2.8 s) that held only
+  on a quiet machine. The runner slows the drawing instead of racing it; nothing else of
+  the game changes.
 
 This module is the channel's shape only (sans-IO): the names, the JSON and its parsing.
 """
@@ -37,6 +43,7 @@ from typing import Any
 
 __all__ = [
     "CONTROL_PORT_ENV",
+    "DRAW_PACE_ENV",
     "LONG_POLL",
     "SEED_ENV",
     "SEED_PATH",
@@ -46,6 +53,7 @@ __all__ = [
     "UNREVEALED_METHOD",
     "HostState",
     "control_port",
+    "draw_pace",
     "is_test_mode",
     "pinned_seed",
 ]
@@ -53,6 +61,7 @@ __all__ = [
 TEST_MODE_ENV = "AGENTCADE_TEST_MODE"
 CONTROL_PORT_ENV = "AGENTCADE_TEST_CONTROL_PORT"
 SEED_ENV = "AGENTCADE_TEST_SEED"
+DRAW_PACE_ENV = "AGENTCADE_TEST_DRAW_PACE"
 STATE_PATH = "/test/state"
 SEED_PATH = "/test/seed"
 LONG_POLL = 20.0
@@ -94,6 +103,25 @@ def control_port(env: Mapping[str, str]) -> int | None:
 def pinned_seed(env: Mapping[str, str]) -> int | None:
     """The games' random seed in test mode (None: not pinned)."""
     return _number(env, SEED_ENV)
+
+
+def draw_pace(env: Mapping[str, str]) -> float:
+    """How many times slower than the game asks ``effects.draw`` draws (1 outside test mode).
+
+    Raises:
+        ValueError: the factor is not a number from 1 to 20 (a test may slow the drawing,
+            never hurry it, and never stall it).
+    """
+    raw = env.get(DRAW_PACE_ENV, "").strip()
+    if not raw or not is_test_mode(env):
+        return 1.0
+    try:
+        pace = float(raw)
+    except ValueError:
+        raise ValueError(f"{DRAW_PACE_ENV}={raw!r} is not a number") from None
+    if not 1 <= pace <= 20:
+        raise ValueError(f"{DRAW_PACE_ENV}={raw!r} must be from 1 to 20")
+    return pace
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ while the game is still working.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any, Literal
@@ -43,6 +44,7 @@ from typing import Any, Literal
 import trio
 
 from agentcade.core.allowlist import FRONT_PAN, FRONT_TILT
+from agentcade.core.under_test import draw_pace
 from agentcade.core.vector import MAX_COORD, Stroke, decode_vector, encode_vector
 from agentcade.device.proxy import RobotProxy, flush_directives
 from agentcade.device.validate import undeclared
@@ -154,7 +156,8 @@ async def draw(robot: RobotProxy, steps: Sequence[Drawing], *, interval: float =
 
     Each step is a complete drawing (see :func:`stroke_steps`). After each step the queued
     directives are sent at once, and the game waits ``interval`` seconds before the next.
-    Every step is checked before the first is shown.
+    Every step is checked before the first is shown. (A test runner may slow it:
+    :func:`agentcade.core.under_test.draw_pace`.)
 
     Raises:
         VectorError: a step breaks the robot's limits.
@@ -164,6 +167,7 @@ async def draw(robot: RobotProxy, steps: Sequence[Drawing], *, interval: float =
         raise ValueError(f"interval must be >= 0 seconds, got {interval!r}")
     if not _declared(robot, "draw", _RUNTIME):
         return
+    interval *= draw_pace(os.environ)
     paths = [_path(step) for step in steps]
     for i, path in enumerate(paths):
         if i:

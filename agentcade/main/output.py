@@ -158,6 +158,8 @@ class OutputQueue:
         self._job_wait_limit = job_wait_limit
         self._send, self._receive = trio.open_memory_channel[_Item](math.inf)
         self._last: _Item | None = None
+        self._wording: set[_Item] = set()
+        """Replies with words that have not all been said yet (queued or playing)."""
         self._running = False
         self._closed = False
         self._generation = 0
@@ -218,6 +220,8 @@ class OutputQueue:
         item.generation = self._generation
         self._send.send_nowait(item)
         self._last = item
+        if item.reply is not None and item.reply.text.strip():
+            self._wording.add(item)
 
     async def drain(self) -> None:
         """Wait until everything queued so far has been played (or the queue stopped)."""
@@ -231,6 +235,16 @@ class OutputQueue:
     def idle(self) -> bool:
         """Whether everything queued has been played."""
         return self._last is None or self._last.done.is_set()
+
+    @property
+    def words_pending(self) -> bool:
+        """Whether some words queued or playing have not all been said yet.
+
+        What a child's voice talks over. A game drawing stroke by stroke queues replies with
+        no words: the robot is silent then, and a line said over the drawing is the host's to
+        answer (the game is still busy), not a barge-in that cancels the drawing.
+        """
+        return bool(self._wording)
 
     # -- the task ------------------------------------------------------------------------
 
@@ -259,8 +273,10 @@ class OutputQueue:
                     if item.after is not None:
                         item.after()
                 finally:
+                    self._wording.discard(item)
                     item.done.set()
         finally:
+            self._wording.clear()
             self._closed = True
             self._send.close()
             # Nobody will play the rest: release whoever drains.
@@ -293,6 +309,7 @@ class OutputQueue:
             if along:
                 nursery.start_soon(self._lane, along, game, item.remote)
             await self._say(reply.text, game)
+        self._wording.discard(item)
         after, item.after_text = item.after_text, []
         for directive in after:
             await self._execute(directive, game, remote=item.remote)

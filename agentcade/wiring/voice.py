@@ -12,12 +12,15 @@
 * with ``BARGE_IN=voice`` (the default) it listens while the robot speaks, with the robot's
   own voice taken out (:class:`~agentcade.voice.echo.EchoCanceller`): speech over the robot
   is a barge-in; with ``touch`` it is deaf while the robot speaks (half duplex);
-* a barge-in — that speech, or a back-touch press while the robot speaks (or has more queued
-  to say) — stops the sound at once and ``agent.interrupt()`` cancels the turn the way
+* a barge-in — that speech while the robot speaks (or has words queued to say), or a
+  back-touch press while it does anything (speaks, moves, draws) — stops the sound at once
+  and ``agent.interrupt()`` cancels the turn the way
   ``end`` does; listening goes on. A voice over the robot first only pauses it
   (``VoiceRobot.hold``): with the robot quiet, a child goes on talking and the barge-in is
   confirmed; what its own echo left ends with its voice, and the sentence goes on
-  (``VoiceRobot.release``, from a gap just before where it paused).
+  (``VoiceRobot.release``, from a gap just before where it paused). A voice while the
+  robot draws in silence talks over nothing: it is a line like any other, and the host
+  answers that the game is still busy while the drawing goes on.
 
 A failed recognition is traced (``asr_failed``), the family hears one short line, and the
 loop listens again; so does an utterance that held a voice (``Tuning.voiced_enough_s``) but gave
@@ -224,7 +227,14 @@ class VoiceLoop:
         scope.cancel()
 
     def _talking(self) -> bool:
-        """Whether the robot speaks or has more to say (what a barge-in interrupts)."""
+        """Whether the robot speaks or has words still to say: what a child's voice talks
+        over. A silent drawing is not talked over: a line said while the game draws is
+        answered as busy (我还在准备呢) and the drawing goes on."""
+        return self.robot.speaking or self.agent.output.words_pending
+
+    def _acting(self) -> bool:
+        """Whether the robot does anything it was asked to (speaks, moves, draws): what a
+        touch on its back stops."""
         return self.robot.speaking or not self.agent.output.idle
 
     async def _listen(self) -> None:
@@ -309,14 +319,14 @@ class VoiceLoop:
             async for event in events:
                 if event.source != "back_touch" or event.action != "press":
                     continue
-                if self.barge_in == "off" or not self._talking():
+                if self.barge_in == "off" or not self._acting():
                     continue
                 self._barge_in("touch")
 
     def _barge_in(self, by: Literal["voice", "touch"]) -> None:
         """Stop the robot now: the sound, what is queued, and the turn in flight."""
         self.robot.drop_hold()  # paused for this voice: it does not go on
-        if not self._talking():
+        if not (self._talking() if by == "voice" else self._acting()):
             return
         self.barge_ins += 1
         saying = self.robot.now_saying

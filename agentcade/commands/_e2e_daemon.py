@@ -61,9 +61,9 @@ QUIET_S = 0.3
 DRAW_PACE = 6
 """How many times slower the Application draws: a line said while a game draws (你画我猜's
 "talk while busy") must be heard by the Application's own recogniser before the drawing
-ends. At the game's own pace (1.5-3.5 s of strokes) that held on a quiet machine only; at 4
-it failed once in two runs beside two busy benchmarks (the line took 3.5-7 s to be
-answered there); at 6 the shortest drawing lasts 9 s."""
+ends. At the game's own pace (1.5-3.5 s of strokes) that holds on a quiet machine only:
+beside two busy benchmarks the Application took up to 8 s to recognise the line. At 6 the
+shortest drawing lasts 9 s (each drawing of the test costs that much more time)."""
 _DROPPED = ("WATCHER_APP_", "AGENTCADE_TRACE_FILE", "AGENTCADE_TEST_")
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentcade.check.scenarios import Gesture, Step
+from agentcade.check.scenarios import Gesture, Step, said_and_run
 
 __all__ = ["gesture_of", "judge_robot_step"]
 
@@ -75,19 +75,8 @@ def judge_robot_step(
         problem(f"gesture {got_gesture}, expected {step.gesture}")
     if not said:
         problem("nothing was said")
-    for pattern in step.spoken:
-        if not re.search(pattern, said):
-            problem(f"did not say /{pattern}/: 「{said}」")
-    for pattern in step.never:
-        if re.search(pattern, said):
-            problem(f"said /{pattern}/: 「{said}」")
     calls = [str(r["call"]) for r in records if r["type"] == "directive_executed" and not r.get("reset")]
-    if step.device is not None:
-        if not step.device and calls:
-            problem(f"expected no device calls; got {calls}")
-        for call in step.device:
-            if call not in calls:
-                problem(f"expected device call {call}; got {calls or 'none'}")
+    problems += said_and_run(step, said, calls)
     if step.session is not None and playing != (step.session == "active"):
         problem("the game still runs" if playing else "the game ended")
     if revealed is not None and revealed not in said:

@@ -80,6 +80,7 @@ __all__ = [
     "open_remote_game",
     "play_remote_scenario",
     "play_scenario",
+    "said_and_run",
 ]
 
 SCENARIO_FILE = "scenarios.yaml"
@@ -493,6 +494,22 @@ async def _collect(into: list[GameReply], reply: GameReply, final: bool) -> None
     into.append(reply)
 
 
+def said_and_run(step: Step, said: str, calls: Sequence[str]) -> list[str]:
+    """What ``step`` expected of the words said (``spoken``, ``never``) and the device calls
+    run (``device``) and did not get, a message each: one wording for ``agentcade test``,
+    ``check`` and ``e2e``."""
+    problems = [f"expected speech matching /{pattern}/; heard 「{said}」"
+                for pattern in step.spoken if not re.search(pattern, said)]
+    problems += [f"/{pattern}/ must not be said; heard 「{said}」"
+                 for pattern in step.never if re.search(pattern, said)]
+    if step.device is not None:
+        if not step.device and calls:
+            problems.append(f"expected no device calls; got {list(calls)}")
+        problems += [f"expected device call {call}; got {list(calls) or 'none'}"
+                     for call in step.device if call not in calls]
+    return problems
+
+
 def _judge(
     run: Run,
     where: str,
@@ -506,19 +523,8 @@ def _judge(
     fail = run.failures.append
     if step.judged is not None and judged != step.judged:
         fail(f"{where}: expected {'a' if step.judged else 'no'} verdict by the game's code; heard 「{said}」")
-    for pattern in step.spoken:
-        if not re.search(pattern, said):
-            fail(f"{where}: expected speech matching /{pattern}/; heard 「{said}」")
-    for pattern in step.never:
-        if re.search(pattern, said):
-            fail(f"{where}: /{pattern}/ must not be said; heard 「{said}」")
-    calls = [d.call for r in replies for d in r.directives]
-    if step.device is not None:
-        if not step.device and calls:
-            fail(f"{where}: expected no device calls; got {calls}")
-        for call in step.device:
-            if call not in calls:
-                fail(f"{where}: expected device call {call}; got {calls or 'none'}")
+    for problem in said_and_run(step, said, [d.call for r in replies for d in r.directives]):
+        fail(f"{where}: {problem}")
     if step.session is not None and replies and replies[-1].session != step.session:
         fail(f"{where}: expected the session {step.session}; it is {replies[-1].session}")
     # The rules and "我猜对了吗" are answered by code from the game's description and state

@@ -95,22 +95,28 @@ def test_a_scenario_the_js_game_fails_is_reported_with_what_was_heard(
     assert "step 1 (玩): expected speech matching /不会说的话/; heard 「我们来猜谜语！" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(
-    ("step", "needs"),
-    [("      - say: 我猜是水\n        judged: true\n", "'judged' needs the game's own trace"),
-     ("      - say: 我猜是{answer}\n", "scenarios.yaml:5: scenario 'x': {answer}/{wrong} needs the game's unrevealed answer")],
-    ids=["judged", "answer"],
-)
-def test_what_a_remote_game_cannot_show_is_a_one_line_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], step: str, needs: str
+def test_a_step_judged_by_a_remote_games_code_is_refused_in_one_line_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenarios = tmp_path / "scenarios.yaml"
-    scenarios.write_text(
-        "scenarios:\n  - name: x\n    steps:\n      - start: 玩\n" + step, encoding="utf-8"
-    )
+    scenarios.write_text("scenarios:\n  - name: x\n    steps:\n      - start: 玩\n"
+                         "      - say: 我猜是水\n        judged: true\n", encoding="utf-8")
     assert main(["test", "http://127.0.0.1:9/", "--scenarios", str(scenarios)]) == 1
     err = capsys.readouterr().err
-    assert needs in err
+    assert "scenarios.yaml:5: scenario 'x': 'judged' needs the game's own trace" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_an_answer_step_for_a_game_that_does_not_tell_its_answer_is_a_one_line_error(
+    js_game: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenarios = tmp_path / "scenarios.yaml"
+    scenarios.write_text("scenarios:\n  - name: x\n    steps:\n      - start: 玩\n"
+                         "      - say: 我猜是{answer}\n", encoding="utf-8")
+    assert main(["test", js_game, "--scenarios", str(scenarios)]) == 1
+    err = capsys.readouterr().err
+    assert "scenarios.yaml:5: scenario 'x': {answer}/{wrong} needs the game's unrevealed answer" in err
+    assert "agentcade serve --test-mode" in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -16,6 +16,12 @@ from typing import cast
 import pytest
 import trio
 
+from agentcade.a2a.client import A2AClient
+from agentcade.check.scenarios import (
+    load_remote_scenarios,
+    open_remote_game as open_test_game,
+    play_remote_scenario,
+)
 from agentcade.core.protocol import GameInput
 from agentcade.core.under_test import (
     SEED_PATH,
@@ -80,6 +86,24 @@ async def test_a_game_served_in_test_mode_tells_its_unrevealed_answer_over_the_e
             hidden = await remote.unrevealed("c1")
             assert hidden
             assert all(answer not in said for answer in hidden)  # asked, never said
+        nursery.cancel_scope.cancel()
+
+
+async def test_agentcade_test_says_the_answer_of_a_game_served_in_test_mode(tmp_path: Path) -> None:
+    """``agentcade test URL --scenarios F`` fills ``{answer}`` from the extension, as
+    ``e2e --game URL`` does, and checks the game's leaked answers as for a game folder."""
+    scenarios_file = tmp_path / "scenarios.yaml"
+    scenarios_file.write_text(
+        "scenarios:\n  - name: 说出谜底就猜对了\n    steps:\n      - start: 玩猜谜语\n"
+        "      - say: 我猜是{answer}吧\n        spoken: [猜对了，谜底就是]\n", encoding="utf-8")
+    async with trio.open_nursery() as nursery:
+        url, _local = await _served_riddle(nursery, test_mode=True)
+        game = await open_test_game(url, A2AClient())
+        assert game.reports_unrevealed
+        [scenario] = load_remote_scenarios(scenarios_file, reports_unrevealed=True)
+        run = await play_remote_scenario(game, scenario, 0)
+        assert run.failures == []
+        assert run.leaked_answers == 0
         nursery.cancel_scope.cancel()
 
 

@@ -62,6 +62,7 @@ from agentcade.core.claims import has_verdict
 from agentcade.core.errors import InputError
 from agentcade.core.protocol import GameInput, GameReply
 from agentcade.core.trace import Trace
+from agentcade.core.under_test import UNREVEALED_EXTENSION
 from agentcade.game.host import GameHost
 from agentcade.game.loader import LoadedGame
 
@@ -80,6 +81,7 @@ __all__ = [
     "open_remote_game",
     "play_remote_scenario",
     "play_scenario",
+    "refuse_answer_steps",
     "said_and_run",
 ]
 
@@ -188,12 +190,13 @@ def load_scenarios(game_dir: Path) -> list[Scenario]:
     return load_scenario_file(game_dir / SCENARIO_FILE)
 
 
-def load_remote_scenarios(path: Path) -> list[Scenario]:
-    """The scenarios of ``path`` for a remote game: no ``judged`` and no ``{answer}``, which
-    need the game's own trace and what it keeps unrevealed (a remote game reports neither).
+def load_remote_scenarios(path: Path, *, reports_unrevealed: bool = False) -> list[Scenario]:
+    """The scenarios of ``path`` for a remote game: no ``judged``, which needs the game's own
+    trace; ``{answer}`` and ``{wrong}`` only for a game that ``reports_unrevealed`` (served in
+    test mode: its card declares the test extension, ``agentcade.core.under_test``).
 
     Raises:
-        InputError: the file is missing or malformed, or a step needs what a remote game
+        InputError: the file is missing or malformed, or a step needs what the remote game
             does not show; the message says what to fix.
     """
     scenarios = load_scenario_file(path)
@@ -203,10 +206,24 @@ def load_remote_scenarios(path: Path) -> list[Scenario]:
                 raise InputError(f"{path}:{step.line}: scenario {scenario.name!r}: 'judged' needs the "
                                  "game's own trace, which only a game folder has; remove it to test "
                                  "a remote game")
+    if not reports_unrevealed:
+        refuse_answer_steps(path, scenarios)
+    return scenarios
+
+
+def refuse_answer_steps(path: Path, scenarios: Sequence[Scenario]) -> None:
+    """Refuse the first step that says ``{answer}`` or ``{wrong}``: the game does not tell
+    what it keeps unrevealed.
+
+    Raises:
+        InputError: such a step, with its line and what to do instead.
+    """
+    for scenario in scenarios:
+        for step in scenario.steps:
             if "{answer}" in step.text or "{wrong}" in step.text:
                 _text, why = fill_line(step, None)
-                raise InputError(f"{path}:{step.line}: scenario {scenario.name!r}: {why}")
-    return scenarios
+                raise InputError(f"{path}:{step.line}: scenario {scenario.name!r}: {why} "
+                                 "(or serve the game with `agentcade serve --test-mode`)")
 
 
 def load_scenario_file(path: Path) -> list[Scenario]:
@@ -436,6 +453,8 @@ class RemoteGame:
     endpoint: str
     protocol: str
     client: A2AClient
+    reports_unrevealed: bool = False
+    """The card declares the test extension: the game tells what it keeps unrevealed."""
 
 
 async def open_remote_game(url: str, client: A2AClient) -> RemoteGame:
@@ -451,33 +470,49 @@ async def open_remote_game(url: str, client: A2AClient) -> RemoteGame:
     protocol = negotiate_protocol(card)
     if protocol is None:
         raise InputError(f"{url}: the card lists {', '.join(card.protocols)}; no version agentcade speaks")
-    return RemoteGame(card.name, card.game_id, endpoint_for(url, card), protocol, client)
+    return RemoteGame(card.name, card.game_id, endpoint_for(url, card), protocol, client,
+                      reports_unrevealed=UNREVEALED_EXTENSION in card.extensions)
 
 
 async def play_remote_scenario(game: RemoteGame, scenario: Scenario, run: int) -> Run:
     """Play ``scenario`` once against a remote game over A2A, as the robot's host would.
 
     The game's randomness is its own (``seed:`` cannot reach it), and what needs its trace
-    (``judged``, made-up verdicts, leaked answers) is not checked: ``load_remote_scenarios``
-    refuses such steps. The session is ended at the end unless a step ended it.
+    (``judged``, made-up verdicts) is not checked: ``load_remote_scenarios`` refuses such
+    steps. A game that reports what it keeps unrevealed (test mode) gets ``{answer}`` and
+    ``{wrong}`` filled in and its leaked answers checked, as a game folder does. The session
+    is ended at the end unless a step ended it.
     """
     outcome = Run()
     context = f"agentcade-test-{uuid.uuid4().hex}"
     over = False
+
+    async def unrevealed() -> list[str] | None:
+        if not game.reports_unrevealed:
+            return None
+        return await game.client.unrevealed(game.endpoint, context)
+
     for number, step in enumerate(scenario.steps, 1):
         replies: list[GameReply] = []
         where = _where(step, number)
         try:
+            text = step.text
+            if "{answer}" in text or "{wrong}" in text:
+                text, why = fill_line(step, await unrevealed())
+                if why is not None:
+                    outcome.failures.append(f"{where}: {why}")
+                    return outcome
             async with game.client.stream(
-                game.endpoint, context, GameInput(kind=step.kind, text=step.text), protocol=game.protocol
+                game.endpoint, context, GameInput(kind=step.kind, text=text), protocol=game.protocol
             ) as stream:
                 async for reply, _final in stream:
                     replies.append(reply)
+            over = bool(replies) and replies[-1].session == "ended"
+            secrets = (await unrevealed() or []) if not over else []
         except GameRemoteError as exc:
             outcome.failures.append(f"{where}: no reply: {exc}")
             return outcome
-        _judge(outcome, where, step, replies, (), ())
-        over = bool(replies) and replies[-1].session == "ended"
+        _judge(outcome, where, step, replies, (), secrets)
     if not over:
         try:
             async with game.client.stream(

@@ -8,8 +8,10 @@ words spoken and leaked answers over all runs. Exit code 0 when every run of eve
 scenario passed, 1 otherwise (and for a game or scenario file that cannot be loaded).
 
 A remote game (an address, in any language) plays ``--scenarios FILE`` over A2A as the
-robot's host would: what needs the game's own trace or what it keeps unrevealed
-(``judged``, ``{answer}``) is refused when the file is read, and the game's randomness is its own.
+robot's host would: what needs the game's own trace (``judged``) is refused when the file is
+read, and ``{answer}`` too unless the game tells what it keeps unrevealed (served with
+``agentcade serve --test-mode``: its card declares the test extension, so its answers fill
+``{answer}`` and its leaked answers are checked); the game's randomness is its own.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from agentcade.check.scenarios import (
     open_remote_game,
     play_remote_scenario,
     play_scenario,
+    refuse_answer_steps,
 )
 from agentcade.core.errors import InputError
 from agentcade.game.client import is_url
@@ -90,8 +93,10 @@ def _run_remote(args: argparse.Namespace) -> int:
         )
         return 1
     try:
-        scenarios = load_remote_scenarios(args.scenarios)
-        game, results = trio.run(_play_all_remote, args.game, scenarios, args.repeat)
+        # The file (and 'judged') is checked before connecting; {answer} once the card says
+        # whether the game tells its unrevealed answer.
+        scenarios = load_remote_scenarios(args.scenarios, reports_unrevealed=True)
+        game, results = trio.run(_play_all_remote, args.game, args.scenarios, scenarios, args.repeat)
     except InputError as exc:
         print(f"agentcade test: {exc}", file=sys.stderr)
         return 1
@@ -102,9 +107,11 @@ def _run_remote(args: argparse.Namespace) -> int:
 
 
 async def _play_all_remote(
-    url: str, scenarios: list[Scenario], repeat: int
+    url: str, path: Path, scenarios: list[Scenario], repeat: int
 ) -> tuple[RemoteGame, list[tuple[Scenario, list[Run]]]]:
     game = await open_remote_game(url, A2AClient())
+    if not game.reports_unrevealed:  # not served in test mode: {answer} has nothing to stand for
+        refuse_answer_steps(path, scenarios)
     results = []
     for scenario in scenarios:
         runs = [await play_remote_scenario(game, scenario, n) for n in range(repeat)]

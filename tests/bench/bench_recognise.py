@@ -57,7 +57,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import agentcade.voice.local_asr as local_asr
 from agentcade.core.ending import is_end_request
-from agentcade.core.judge import help_request, is_match, normalize, parse_number, round_request, spell_number
+from agentcade.core.judge import (
+    help_request,
+    is_match,
+    normalize,
+    parse_number,
+    round_request,
+    spell_number,
+)
 from agentcade.core.skill import Skill
 from agentcade.game.loader import builtin_games_dir
 from agentcade.sim.child import child_voice

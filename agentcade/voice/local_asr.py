@@ -380,8 +380,8 @@ class WhisperEngine:
                 top = row.max()
                 total += float(row[token] - top - np.log(np.exp(row - top).sum()))
             totals.append(total)
-        for sequence, total in zip(unknown, totals[len(items):], strict=True):
-            self._prior[sequence] = total
+        for known, total in zip(unknown, totals[len(items):], strict=True):
+            self._prior[known] = total
         return [t - _PRIOR_WEIGHT * self._prior[tuple(i)] for t, i in zip(totals, items, strict=False)]
 
     def _text(self, ids: Sequence[int]) -> str:

@@ -101,11 +101,12 @@ def _biases() -> dict[str, list[str]]:
 
 
 def _sox_pitch(pcm: bytes, cents: int) -> bytes:
-    """``pcm`` (16 kHz mono s16le) with sox's ``pitch`` (f0 and formants up, same length)."""
+    """``pcm`` (16 kHz mono s16le) with sox's ``pitch`` (f0 and formants up, same length;
+    without dither, which is random: the same sound every run)."""
     with tempfile.TemporaryDirectory() as folder:
         source, out = Path(folder) / "in.wav", Path(folder) / "out.wav"
         _write_wav(source, pcm)
-        subprocess.run(["sox", str(source), str(out), "pitch", str(cents)], check=True)
+        subprocess.run(["sox", "-D", str(source), str(out), "pitch", str(cents)], check=True)
         return _read_wav(out)
 
 
@@ -119,7 +120,7 @@ def _write_wav(path: Path, pcm: bytes) -> None:
 
 def _read_wav(path: Path) -> bytes:
     """A recording as 16 kHz mono s16le (sox converts whatever it is)."""
-    out = subprocess.run(["sox", str(path), "-t", "raw", "-r", str(RATE), "-c", "1", "-b", "16",
+    out = subprocess.run(["sox", "-D", str(path), "-t", "raw", "-r", str(RATE), "-c", "1", "-b", "16",
                           "-e", "signed-integer", "-"], check=True, capture_output=True)
     return out.stdout
 

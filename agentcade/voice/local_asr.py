@@ -359,12 +359,11 @@ class WhisperEngine:
         return Recognition(phrase if taken else heard.text, heard.no_speech, heard.logprob,
                            closed=taken, candidate=phrase, margin=best - runner)
 
-    def _scores(self, encoded: Any, items: list[list[int]], *, prior: bool = True) -> list[float]:
+    def _scores(self, encoded: Any, items: list[list[int]]) -> list[float]:
         """Each token sequence's log-probability on ``encoded`` (ended: the end-of-text token
-        included), less :data:`_PRIOR_WEIGHT` of its log-probability on silence (with
-        ``prior``; cached per phrase, so only for the closed sets' few phrases)."""
+        included), less :data:`_PRIOR_WEIGHT` of its log-probability on silence."""
         np = self._np
-        unknown = list(dict.fromkeys(tuple(i) for i in items if prior and tuple(i) not in self._prior))
+        unknown = list(dict.fromkeys(tuple(i) for i in items if tuple(i) not in self._prior))
         batch = [encoded] * len(items) + [self._silence] * len(unknown)
         sequences = [*items, *(list(u) for u in unknown)]
         longest = max(len(s) for s in sequences)
@@ -383,8 +382,6 @@ class WhisperEngine:
             totals.append(total)
         for known, total in zip(unknown, totals[len(items):], strict=True):
             self._prior[known] = total
-        if not prior:
-            return totals
         return [t - _PRIOR_WEIGHT * self._prior[tuple(i)] for t, i in zip(totals, items, strict=False)]
 
     def _text(self, ids: Sequence[int]) -> str:

@@ -33,7 +33,7 @@ child voice (:mod:`agentcade.sim.child`) on two loaded cores:
   scored once more against the sound: Whisper's decoder forced on a few expected phrases
   (:meth:`WhisperEngine.recognize`), and one that scores :data:`CLEAR` above the next is
   taken (老蜀 -> 老虎, 长景路中 -> 长颈鹿, 失落铜漫 -> 是骆驼吗, 我猜。 -> 五). Tuned on the
-  even lines of the bench's sets, on the odd ones it took 9 lines right that were wrong,
+  even lines of the bench's sets, on the odd ones it took 8 lines right that were wrong,
   one wrong (是蜗牛吗 -> 是牛吗, since kept: a line :func:`asked` reads as an expected
   question is not scored) and one filler (哦嗯 -> 云 in the riddle game).
 * **It knows when it did not hear.** A line Whisper wrote without confidence

@@ -17,10 +17,10 @@ from agentcade.core.skill import Skill
 from agentcade.sim.child import child_voice
 from agentcade.voice.listener import Listener
 from agentcade.voice.local_asr import LocalRecognizer, asked, build_prompt, prompt_echo
-from agentcade.voice.tts import Synthesizer
+from agentcade.voice.tts import EspeakSynthesizer, Synthesizer
 from agentcade.voice.tuning import TUNING
 from agentcade.wiring.hearing import ROUND_WORDS
-from tests.needs import need_module
+from tests.needs import need_module, need_program
 
 FRAME = 1920  # 60 ms at 16 kHz
 GAMES = Path(__file__).resolve().parent.parent / "games"
@@ -246,3 +246,52 @@ async def test_a_child_who_pauses_mid_number_is_not_cut_off(
             nursery.cancel_scope.cancel()
     assert told.texts[0].rstrip("。") == "十"
     assert parse_number(heard.text) == 15
+
+
+# --- closed sets by sound, and lines it did not hear -----------------------------------------
+
+
+@pytest.mark.parametrize("line", ["老虎", "长颈鹿", "猴子", "瓢虫", "是骆驼吗"])
+async def test_a_deck_word_written_as_another_word_is_taken_by_its_sound(
+    recognizer: LocalRecognizer, child: Synthesizer, line: str,
+) -> None:
+    # Whisper alone writes these 老蜀, 长景路中, 豪正, 调重, 失落铜漫 (the child, prompted)
+    recognizer.bias = lambda: game_phrases("draw_guess")
+    pcm = await child.synthesize(line)
+    assert await recognizer.recognize(pcm, len(pcm) / 32) == line
+
+
+def _cough(seed: int) -> bytes:
+    """Two sharp, noisy bursts with a low buzz (a cough, not a word)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = np.zeros(16000)
+    for at in (1600, 7200):
+        n = 2400
+        envelope = np.exp(-np.arange(n) / 640)
+        out[at:at + n] += (rng.normal(0, 9000, n) + 5000 * np.sin(np.arange(n) / 14)) * envelope
+    return np.clip(out, -32767, 32767).astype("<i2").tobytes()
+
+
+@pytest.mark.parametrize(("game", "seed"), [("guess_number", 2), ("guess_number", 4),
+                                            ("draw_guess", 0), ("draw_guess", 3)])
+async def test_a_cough_in_a_game_is_no_line(recognizer: LocalRecognizer, game: str, seed: int) -> None:
+    # Whisper alone heard these coughs as 三 (a guess) and 这次我猜到的游戏
+    recognizer.bias = lambda: game_phrases(game)
+    assert await recognizer.recognize(_cough(seed), 300) == ""
+
+
+async def test_english_in_a_game_is_no_line(recognizer: LocalRecognizer) -> None:
+    need_program("espeak-ng", package="espeak-ng")
+    pcm = await EspeakSynthesizer("en", rate=16000).synthesize("Hello, how are you today?")
+    recognizer.bias = lambda: game_phrases("draw_guess")
+    assert await recognizer.recognize(pcm, len(pcm) / 32) == ""
+
+
+async def test_an_open_line_in_a_game_keeps_its_words(
+    recognizer: LocalRecognizer, child: Synthesizer,
+) -> None:
+    recognizer.bias = lambda: game_phrases("draw_guess")
+    pcm = await child.synthesize("你今天开心吗")
+    assert (await recognizer.recognize(pcm, len(pcm) / 32)).startswith("你今天开心")

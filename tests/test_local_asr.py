@@ -16,7 +16,15 @@ from agentcade.core.judge import parse_number
 from agentcade.core.skill import Skill
 from agentcade.sim.child import child_voice
 from agentcade.voice.listener import Listener
-from agentcade.voice.local_asr import LocalRecognizer, asked, build_prompt, prompt_echo
+from agentcade.voice.local_asr import (
+    UNSURE,
+    LocalRecognizer,
+    Recognition,
+    asked,
+    build_prompt,
+    prompt_echo,
+    unsure,
+)
 from agentcade.voice.tts import EspeakSynthesizer, Synthesizer
 from agentcade.voice.tuning import TUNING
 from agentcade.wiring.hearing import ROUND_WORDS
@@ -295,3 +303,16 @@ async def test_an_open_line_in_a_game_keeps_its_words(
     recognizer.bias = lambda: game_phrases("draw_guess")
     pcm = await child.synthesize("你今天开心吗")
     assert (await recognizer.recognize(pcm, len(pcm) / 32)).startswith("你今天开心")
+
+
+def test_a_word_or_two_of_english_is_a_line_but_a_sentence_with_no_chinese_is_not() -> None:
+    """OK, yes, bye bye are what a Chinese family says in English (the host understands
+    them); a sentence with no Chinese is another language, refused like noise."""
+    sure = -0.3
+    assert not unsure(Recognition("OK", 0.1, sure))
+    assert not unsure(Recognition("Yes.", 0.1, sure))
+    assert not unsure(Recognition("bye bye", 0.1, sure))
+    assert unsure(Recognition("Hello, how are you today?", 0.1, sure))
+    assert unsure(Recognition("こんにちは", 0.1, sure))
+    assert unsure(Recognition("我猜十五", 0.1, UNSURE - 0.1))
+    assert not unsure(Recognition("我猜十五", 0.1, sure))

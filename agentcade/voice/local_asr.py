@@ -87,6 +87,10 @@ _SYLLABLE_MS = 150
 heard was not heard)."""
 _PUNCT = re.compile(r"[\s，。！？、；：,.!?;:…“”\"'（）()\-—~～·]+")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+_SHORT_LATIN = re.compile(r"[A-Za-z]{1,12}")
+"""A word or two of Latin letters, spaces and punctuation gone (OK, okay, yes, bye bye):
+what a Chinese family says in English, and the host understands; a longer line with no
+Chinese is another language."""
 CLEAR = 2.0
 """How far (log-probability, less half its own on silence) an expected phrase must score
 above the next phrase scored to be taken for a short line. Tuned on the even lines of the
@@ -450,11 +454,13 @@ class LocalRecognizer:
 def unsure(heard: Recognition) -> bool:
     """Whether ``heard`` is a guess rather than a line: Whisper was unsure of every token it
     wrote (mean log-probability under :data:`UNSURE`: what noise, a cough or a foreign
-    language give), or it wrote no Chinese at all, and no expected phrase scored clearly best
+    language give), or it wrote no Chinese at all (but one or two Latin words: OK, yes), and
+    no expected phrase scored clearly best
     against the sound. The host then says it did not catch that (an empty text)."""
     if heard.closed or not _bare(heard.text):
         return False
-    return heard.logprob < UNSURE or not _HAN.search(heard.text)
+    foreign = not _HAN.search(heard.text) and not _SHORT_LATIN.fullmatch(_bare(heard.text))
+    return heard.logprob < UNSURE or foreign
 
 
 def _bare_if_filler(text: str) -> str:

@@ -89,7 +89,8 @@ class GameAgent(SkillAgent[Settings]):
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
         self.store = PlayedStore.default()
-        self.rng = random.Random()
+        # Drawn from the shared generator: a seed a test pins (scenarios, test mode) pins the puzzles.
+        self.rng = random.Random(random.getrandbits(64))
         self.judge_model: ChatModel | None = None
         """The referee's own model (never the host model); made on first use, closed in close()."""
         self.puzzle: Puzzle | None = None

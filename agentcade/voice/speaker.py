@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import trio
@@ -44,14 +44,19 @@ from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.audio import SPEAKER_RATE, RobotAudio
 from agentcade.device.robots import SPEAKER, Outcome, SdkRobot
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.pcm import resample, resume_point
+from agentcade.voice.pcm import leading_silence, resample, resume_point
+from agentcade.voice.phones import first_clause
 from agentcade.voice.sentences import split_sentences
-from agentcade.voice.tts import Synthesizer
+from agentcade.voice.tts import NeuralSynthesizer, Synthesizer
 
-__all__ = ["ECHO_TAIL", "VoiceRobot"]
+__all__ = ["ECHO_TAIL", "REPLY_LEAD_S", "VoiceRobot"]
 
 ECHO_TAIL = 0.3
 """Seconds after the robot stops speaking during which the microphone is still ignored."""
+REPLY_LEAD_S = 0.005
+"""Silence kept before the voice of a reply's first clip. The neural voice begins each clause
+40 ms before its voice (``neural.LEAD_S``: the pause before a clause inside a reply); before
+a reply that is only 40 ms more for the child to wait."""
 
 
 class VoiceRobot:
@@ -90,6 +95,10 @@ class VoiceRobot:
         self._clip_scope: trio.CancelScope | None = None
         self.holds = 0
         """How many times the sound was paused for a voice over it."""
+        self.first_sound_sooner = True
+        """Say the first clause of a reply as soon as it is synthesised (:meth:`_clips`),
+        from its voice (:data:`REPLY_LEAD_S`); False: the first sentence whole, as the
+        voice gives it (a benchmark's reference)."""
         self.sound_starts: list[float] = []
         """Wall-clock time (``time.time()``) of every sentence's first sound, in order."""
 
@@ -237,21 +246,46 @@ class VoiceRobot:
                 self._quiet_at = trio.current_time()
                 self._quiet.set()
 
+    def _clips(self, sentences: list[str]) -> list[tuple[str, bool]]:
+        """What is synthesised and played as one clip, in order, and whether it keeps its
+        last clause's pause: each sentence, but the first clause of the first one alone when
+        the voice synthesises clause by clause (the neural voice: said alone, it sounds the
+        same), so that the first sound waits for that clause only."""
+        synthesizer = self.synthesizer
+        if self.first_sound_sooner and isinstance(synthesizer, NeuralSynthesizer):
+            split = first_clause(sentences[0])
+            if split is not None:
+                return [(split[0], True), (split[1], False), *((s, False) for s in sentences[1:])]
+        return [(sentence, False) for sentence in sentences]
+
+    async def prepare(self, texts: Sequence[str]) -> None:
+        """Synthesise ahead what code will say (a voice that keeps what it said, the neural
+        voice, then says it without waiting); nothing for another voice."""
+        if isinstance(self.synthesizer, NeuralSynthesizer):
+            await self.synthesizer.prepare(texts)
+        else:
+            await trio.lowlevel.checkpoint()
+
     async def _synthesize_all(
         self,
         sentences: list[str],
         send: trio.MemorySendChannel[_Clip],
     ) -> None:
         async with send:
-            for index, sentence in enumerate(sentences):
+            for index, (sentence, pause_after) in enumerate(self._clips(sentences)):
                 started = trio.current_time()
                 pcm: bytes | None
                 try:
-                    pcm = await self.synthesizer.synthesize(sentence)
+                    synthesizer = self.synthesizer
+                    pcm = await (synthesizer.synthesize(sentence, pause_after=True)
+                                 if pause_after and isinstance(synthesizer, NeuralSynthesizer)
+                                 else synthesizer.synthesize(sentence))
                 except VoiceError as exc:
                     self._trace.record("tts_failed", sentence=sentence, error=str(exc))
                     sys.stderr.write(f"agentcade: 语音合成失败，这句没说：{exc}\n")
                     pcm = None
+                if pcm and index == 0 and self.first_sound_sooner:
+                    pcm = _from_voice(pcm)
                 synth_ms = _ms(started)
                 reference = None
                 if pcm and self.echo is not None:  # what the echo canceller will expect
@@ -358,6 +392,12 @@ class _Hold:
 _Clip = tuple[int, str, bytes | None, int, bytes | None, int]
 """(index, sentence, 24 kHz PCM or None when synthesis failed, synth_ms, 16 kHz reference,
 reference_ms: its resampling)."""
+
+
+def _from_voice(pcm: bytes) -> bytes:
+    """``pcm`` (24 kHz) beginning :data:`REPLY_LEAD_S` before its first sound."""
+    lead = round(leading_silence(pcm, SPEAKER_RATE) * SPEAKER_RATE) - round(REPLY_LEAD_S * SPEAKER_RATE)
+    return pcm[2 * lead:] if lead > 0 and 2 * lead < len(pcm) else pcm
 
 
 def _ms(started: float) -> int:

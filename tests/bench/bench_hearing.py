@@ -163,15 +163,25 @@ class Setting:
     speculate_ms: int
     frames: int
     beam: int
+    ahead: bool = True
+    """The voice says what it said before without synthesising it again, and a reply's
+    first clause as soon as it is synthesised, from its voice (False: the first sentence
+    whole, with the voice's lead of silence, every sentence synthesised when it is to be
+    said: the robot before issue 55)."""
 
     def apply(self, loop: VoiceLoop) -> None:
         if loop.listener is not None:
             loop.listener.tuning = replace(TUNING, speculate_ms=self.speculate_ms)
         local_asr.MIN_FRAMES, local_asr.BEAM = self.frames, self.beam
+        loop.robot.first_sound_sooner = self.ahead
+        if isinstance(loop.robot.synthesizer, NeuralSynthesizer):
+            loop.robot.synthesizer.said.enabled = self.ahead
 
 
 NOW = Setting("answer at once (speculative recognition, early end)", TUNING.speculate_ms,
               local_asr.MIN_FRAMES, local_asr.BEAM)
+LATE = Setting("synthesised when said (nothing kept, the first sentence whole, its 40 ms lead)",
+               TUNING.speculate_ms, local_asr.MIN_FRAMES, local_asr.BEAM, ahead=False)
 BEFORE = Setting("as before (a 96 ms pause)", 96, local_asr.MIN_FRAMES, local_asr.BEAM)
 FIXED = Setting("fixed window (recognition after 800 ms of silence)", 10**9,
                 local_asr.MIN_FRAMES, local_asr.BEAM)
@@ -276,7 +286,7 @@ def report(name: str, run: Run) -> None:
 
 async def main(rounds: int, room: str, before: bool) -> None:
     recognizer = await LocalRecognizer.load()
-    settings = [NOW, BEFORE, FIXED] if before else [NOW, FIXED]
+    settings = [NOW, LATE, BEFORE, FIXED] if before else [NOW, LATE, FIXED]
     load = os.getloadavg()[0]
     runs = await one_run(rounds, room, recognizer, settings)
     print(f"voice to voice on the simulated robot (real time), {rounds} round(s) of "

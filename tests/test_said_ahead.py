@@ -21,11 +21,12 @@ from agentcade.testing import recording_trace
 from agentcade.voice.local_asr import LocalRecognizer
 from agentcade.voice.neural import Said
 from agentcade.voice.pcm import leading_silence
-from agentcade.voice.phones import first_clause
+from agentcade.voice.phones import clauses, first_clause
+from agentcade.voice.scripted import ScriptedRecognizer
 from agentcade.voice.speaker import REPLY_LEAD_S, VoiceRobot
 from agentcade.voice.tts import NeuralSynthesizer, Synthesizer
 from agentcade.wiring.pipeline import open_pipeline
-from agentcade.wiring.voice import VoiceLoop, running, say_into_microphone
+from agentcade.wiring.voice import NOT_HEARD, VoiceLoop, running, say_into_microphone
 from tests.needs import need_module
 
 SPEED = 4.0
@@ -117,6 +118,24 @@ async def test_lines_prepared_ahead_are_kept_clause_by_clause(voice: NeuralSynth
     voice.said.enabled = True
     await voice.prepare(["猜对了，谜底就是彩虹！", "不对哦，再想想。"])
     assert all(clause in voice.said for clause in ("猜对了", "谜底就是彩虹", "不对哦", "再想想"))
+
+
+async def test_the_first_words_of_the_hosts_own_lines_are_synthesised_once_the_robot_listens(
+    voice: NeuralSynthesizer,
+) -> None:
+    voice.said.enabled = True
+    async with open_sim_robot(device=SimDevice(audio_speed=SPEED)) as sim:
+        robot = VoiceRobot(sim, voice, print_speech=False)
+        async with open_pipeline(robot, builtin_dir=builtin_games_dir(), remote=[],
+                                 model=OfflineMainModel) as (agent, _):
+            lines = [NOT_HEARD, *agent.fixed_lines()]
+            firsts = [clauses(line)[0].text for line in lines]
+            loop = VoiceLoop(agent, robot, ScriptedRecognizer([]), greet=False)
+            with trio.fail_after(60):
+                async with running(loop):
+                    await loop.prepared.wait()
+    assert [first for first in firsts if first not in voice.said] == []
+    assert clauses(NOT_HEARD)[1].text not in voice.said  # the rest is said while they play
 
 
 # --- a verdict synthesised ahead --------------------------------------------------------------

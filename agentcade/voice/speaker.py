@@ -8,6 +8,14 @@ SDK robot unchanged; :meth:`VoiceRobot.speak` splits the text into sentences
 :class:`~agentcade.device.audio.RobotAudio`. Cancelling ``speak`` (a barge-in) stops the
 sound on the robot at once and synthesises nothing more.
 
+The first sound waits for as little as it can (issue 55): with the neural voice, which
+synthesises clause by clause, a reply's first clause is a clip of its own (its pause kept
+at its end) played while the rest of the sentence is synthesised, and it begins
+:data:`REPLY_LEAD_S` before its voice. The voice keeps the clauses it has said
+(:class:`~agentcade.voice.neural.Said`, found by their exact text only), so a verdict, a
+hint, a fixed line said before sounds at once; :meth:`VoiceRobot.prepare` synthesises the
+first words of lines code will say ahead.
+
 Full duplex: a voice that begins over the robot is not yet known to be a child's (what the
 echo canceller leaves of the robot's own voice can sound like one). :meth:`VoiceRobot.hold`
 pauses the sound at once (the child hears the robot stop as soon as they start) and nothing
@@ -259,12 +267,18 @@ class VoiceRobot:
         return [(sentence, False) for sentence in sentences]
 
     async def prepare(self, texts: Sequence[str]) -> None:
-        """Synthesise ahead what code will say (a voice that keeps what it said, the neural
-        voice, then says it without waiting); nothing for another voice."""
-        if isinstance(self.synthesizer, NeuralSynthesizer):
-            await self.synthesizer.prepare(texts)
-        else:
+        """Synthesise ahead the first clip of each line code may say (the neural voice keeps
+        what it said and then says it without waiting: the rest of a line is synthesised
+        while its first clip plays); nothing for another voice."""
+        synthesizer = self.synthesizer
+        if not isinstance(synthesizer, NeuralSynthesizer):
             await trio.lowlevel.checkpoint()
+            return
+        firsts = [self._clips(sentences)[0][0] for text in texts if (sentences := split_sentences(text))]
+        try:
+            await synthesizer.prepare(firsts)
+        except VoiceError as exc:  # said later, it is synthesised then (and fails there)
+            self._trace.record("tts_failed", sentence=None, error=str(exc))
 
     async def _synthesize_all(
         self,

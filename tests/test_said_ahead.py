@@ -156,12 +156,13 @@ def child() -> Synthesizer:
 async def test_a_verdict_synthesised_ahead_for_another_guess_is_never_said_for_this_one(
     recognizer: LocalRecognizer, child: Synthesizer,
 ) -> None:
-    # Every verdict 十五 could get is synthesised ahead (as after a speculative recognition
-    # of 十五); the child says 十六: the robot says 十六's verdict, and its sound is that
-    # verdict's own.
+    # 猜数字 gives the verdict of every number ahead, and the robot's voice synthesises their
+    # first words while the child thinks: 十五's among them. The child says 十六: the robot
+    # says 十六's verdict, and its sound is that verdict's own.
     trace, records = recording_trace()
     device = SimDevice()
     robot_voice = await NeuralSynthesizer.load()
+    fifteen = [f"比十五还{way}{much}" for way in "大小" for much in ("一些", "不少")] + ["猜中了"]
     with trio.fail_after(240):
         async with open_sim_robot(device=device) as sim:
             robot = VoiceRobot(sim, robot_voice, trace=trace, print_speech=False)
@@ -171,9 +172,8 @@ async def test_a_verdict_synthesised_ahead_for_another_guess_is_never_said_for_t
                 async with running(loop):
                     mic = device.audio.microphone
                     await say_into_microphone(loop, mic, ["玩猜数字"], child.synthesize, trace=trace)
-                    await robot.prepare([f"比十五还{way}{much}，你还有四次机会。" for way in "大小"
-                                         for much in ("一些", "不少")] + ["猜中了！就是十五。"])
-                    assert "比十五还大一些" in robot_voice.said
+                    await agent.output.wait_prepared()
+                    assert any(clause in robot_voice.said for clause in fifteen)
                     mark, clips = len(records), len(device.audio.clips)
                     await say_into_microphone(loop, mic, ["十六"], child.synthesize, trace=trace)
     heard = [r["text"] for r in records[mark:] if r["type"] == "asr_final"]

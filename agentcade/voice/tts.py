@@ -233,7 +233,11 @@ class NeuralSynthesizer:
 
     async def prepare(self, texts: Sequence[str]) -> None:
         """Synthesise ahead the clauses of ``texts`` not said yet (``said`` keeps them), one
-        clause at a time: a sentence to be said now waits for one clause at most."""
+        clause at a time: a sentence to be said now waits for one clause at most. Nothing
+        while ``said`` keeps nothing."""
+        if not self.said.enabled:
+            await trio.lowlevel.checkpoint()
+            return
         for text in texts:
             for clause in clauses(text):
                 if clause.text in self.said:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from agentcade.game.loader import builtin_games_dir
 from agentcade.main.agent import OfflineMainModel
@@ -118,6 +119,20 @@ async def test_lines_prepared_ahead_are_kept_clause_by_clause(voice: NeuralSynth
     voice.said.enabled = True
     await voice.prepare(["猜对了，谜底就是彩虹！", "不对哦，再想想。"])
     assert all(clause in voice.said for clause in ("猜对了", "谜底就是彩虹", "不对哦", "再想想"))
+
+
+async def test_a_voice_heard_stops_what_is_prepared_ahead_after_the_clause_in_progress(
+    voice: NeuralSynthesizer,
+) -> None:
+    voice.said.enabled = True
+    lines = ["比一还大不少，你还有四次机会。", "比二还大不少，你还有四次机会。", "比三还大不少，你还有四次机会。"]
+    async with open_sim_robot(device=SimDevice(audio_speed=SPEED)) as sim:
+        robot = VoiceRobot(sim, voice, print_speech=False)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(robot.prepare, lines)
+            await trio.testing.wait_all_tasks_blocked()  # the first clause is being synthesised
+            robot.voice_heard()
+    assert [clauses(line)[0].text in voice.said for line in lines] == [True, False, False]
 
 
 async def test_the_first_words_of_the_hosts_own_lines_are_synthesised_once_the_robot_listens(

@@ -14,7 +14,8 @@ at its end) played while the rest of the sentence is synthesised, and it begins
 :data:`REPLY_LEAD_S` before its voice. The voice keeps the clauses it has said
 (:class:`~agentcade.voice.neural.Said`, found by their exact text only), so a verdict, a
 hint, a fixed line said before sounds at once; :meth:`VoiceRobot.prepare` synthesises the
-first words of lines code will say ahead.
+first words of lines code will say ahead, and stops when a voice is heard
+(:meth:`VoiceRobot.voice_heard`: the recogniser and the reply need the cores then).
 
 Full duplex: a voice that begins over the robot is not yet known to be a child's (what the
 echo canceller leaves of the robot's own voice can sound like one). :meth:`VoiceRobot.hold`
@@ -103,6 +104,8 @@ class VoiceRobot:
         self._clip_scope: trio.CancelScope | None = None
         self.holds = 0
         """How many times the sound was paused for a voice over it."""
+        self._voices = 0
+        """Voices heard so far (:meth:`voice_heard`)."""
         self.first_sound_sooner = True
         """Say the first clause of a reply as soon as it is synthesised (:meth:`_clips`),
         from its voice (:data:`REPLY_LEAD_S`); False: the first sentence whole, as the
@@ -275,10 +278,20 @@ class VoiceRobot:
             await trio.lowlevel.checkpoint()
             return
         firsts = [self._clips(sentences)[0][0] for text in texts if (sentences := split_sentences(text))]
-        try:
-            await synthesizer.prepare(firsts)
-        except VoiceError as exc:  # said later, it is synthesised then (and fails there)
-            self._trace.record("tts_failed", sentence=None, error=str(exc))
+        voices = self._voices
+        for first in firsts:
+            if self._voices != voices:  # somebody talks: the cores are the recogniser's
+                return
+            try:
+                await synthesizer.prepare([first])
+            except VoiceError as exc:  # said later, it is synthesised then (and fails there)
+                self._trace.record("tts_failed", sentence=None, error=str(exc))
+                return
+
+    def voice_heard(self) -> None:
+        """A voice began in the room: what :meth:`prepare` has not synthesised yet is left
+        (the clause in progress ends): the recogniser, then the reply, need the cores."""
+        self._voices += 1
 
     async def _synthesize_all(
         self,

@@ -268,6 +268,7 @@ class VoiceLoop:
             echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
             on_hold=self.robot.hold, on_release=self.robot.release,
             actionable=lambda text: hearing.actionable(self.agent, text),
+            on_voice=self.robot.voice_heard,
         )
         self.trace.record("voice_listening", recognizer=self.recognizer.name,
                           barge_in=self.barge_in)

@@ -234,8 +234,9 @@ class GameAgent(SkillAgent[Settings]):
     def _say_next(self, turn: Turn) -> None:
         """The verdict of every number still in range the player has not guessed: the robot's
         voice prepares them while the player thinks, so the verdict comes at once."""
-        turn.may_say_next([self._verdict(n) for n in range(self.low, self.high + 1)
-                           if n not in self.guesses])
+        middle = (self.low + self.high) / 2  # 先猜中间的人多：中间的先合成
+        numbers = sorted(range(self.low, self.high + 1), key=lambda n: abs(n - middle))
+        turn.may_say_next([self._verdict(n) for n in numbers if n not in self.guesses])
 
     @tool("用户要提示时调用。提示只缩小范围，不会说出答案。")
     def get_hint(self) -> dict[str, Any]:

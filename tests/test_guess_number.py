@@ -197,6 +197,19 @@ async def test_wrong_guess_says_bigger_or_smaller_shakes_and_keeps_the_number(ho
     assert fake.requests == []
 
 
+async def test_the_verdicts_given_ahead_are_those_then_said_for_each_number(hosts, fake) -> None:
+    host = hosts.make(fake)
+    ahead = (await ask(host, "start", "玩猜数字"))[-1].ahead
+    assert len(ahead) == 20  # every number may be guessed
+    # (guess, as said, the numbers still in range and not guessed after it: 6..20, 6..14)
+    for number, said, left in ((5, "五", 15), (15, "十五", 9), (TARGET, "十三", 0)):
+        _result, replies = await guess_in(host, hosts, number)
+        assert replies[-1].text in ahead  # the verdict was given ahead, word for word
+        assert said in replies[-1].text
+        ahead = replies[-1].ahead
+        assert len(ahead) == left  # after the win, nothing
+
+
 async def test_out_of_range_and_repeated_guesses_cost_no_try(hosts, fake) -> None:
     host = await started(hosts, fake)
     await guess_in(host, hosts, 5)

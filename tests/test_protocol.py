@@ -8,6 +8,8 @@ import pytest
 
 from agentcade.core.protocol import (
     CURRENT,
+    MAX_AHEAD,
+    MAX_AHEAD_TEXT,
     MAX_TEXT,
     PREVIOUS,
     SUPPORTED_VERSIONS,
@@ -76,6 +78,16 @@ def test_unknown_fields_are_ignored_on_receipt() -> None:
     reply = parse_reply({"protocol": "agentcade/1", "text": "好", "mood": "happy", "session": "active"})
     assert reply.text == "好"
     assert "mood" not in reply.to_wire()
+
+
+def test_lines_ahead_go_over_the_wire_and_too_many_or_too_long_are_dropped_not_refused() -> None:
+    reply = GameReply(text="好", ahead=["比十还大一些，你还有四次机会。"])
+    assert parse_reply(reply.to_wire()).ahead == ["比十还大一些，你还有四次机会。"]
+    assert "ahead" not in GameReply(text="好").to_wire()
+    flood = parse_reply({"protocol": "agentcade/1", "text": "好",
+                         "ahead": ["猜" * (MAX_AHEAD_TEXT + 1), 3, *["不对哦。"] * (MAX_AHEAD + 5)]})
+    assert flood.text == "好"
+    assert flood.ahead == ["不对哦。"] * MAX_AHEAD
 
 
 def test_unknown_fields_are_reported_for_check() -> None:

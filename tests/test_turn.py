@@ -45,3 +45,15 @@ def test_end_turns_always_end_the_session() -> None:
     turn.end_session()
     assert turn.final_reply("五题都答完了").session == "ended"
     assert Turn("message", "", _nowhere).final_reply("好").session == "active"
+
+
+def test_lines_the_game_may_say_next_ride_on_the_final_reply_unless_the_session_ends() -> None:
+    turn = Turn("message", "五", _nowhere)
+    turn.may_say_next(["比六还大一些，你还有三次机会。", "  "])
+    turn.may_say_next(["猜中了！就是六，你用了两次。"])
+    assert turn.final_reply("比五还大一些。").ahead == [
+        "比六还大一些，你还有三次机会。", "猜中了！就是六，你用了两次。"]
+    ending = Turn("message", "五", _nowhere)
+    ending.may_say_next(["比六还大一些。"])
+    ending.end_session()
+    assert ending.final_reply("好，不玩了。").ahead == []

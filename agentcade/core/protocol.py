@@ -24,13 +24,15 @@ from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentcade.core.errors import ProtocolError
 
 __all__ = [
     "CURRENT",
     "DEFAULT_START",
+    "MAX_AHEAD",
+    "MAX_AHEAD_TEXT",
     "MAX_TEXT",
     "PREVIOUS",
     "SUPPORTED_VERSIONS",
@@ -51,6 +53,10 @@ __all__ = [
 
 MAX_TEXT = 500
 """Longest speakable text of a reply (the guide: 1..500 characters)."""
+MAX_AHEAD = 40
+"""Lines a reply may give the host to synthesise ahead (``GameReply.ahead``)."""
+MAX_AHEAD_TEXT = 80
+"""Characters of one line ahead (only its first words are synthesised)."""
 
 DEFAULT_START = "我们来玩吧"
 """The text of a ``start`` when nobody said anything more specific (``chat``, ``check``)."""
@@ -184,13 +190,30 @@ class GameReply(_Message):
     text: str = Field(default="", max_length=MAX_TEXT)
     directives: list[Directive] = Field(default_factory=list)
     session: Literal["active", "ended"] = "active"
+    ahead: list[str] = Field(default_factory=list)
+    """Lines the game may say next (a verdict for each guess it expects): the host's voice
+    synthesises their first words ahead, so that the one said sounds at once. Never said
+    unless a later reply says them, never shown to a model nor traced (a verdict can tell
+    the answer). A host that does not know the field ignores it; beyond :data:`MAX_AHEAD`
+    lines, and lines longer than :data:`MAX_AHEAD_TEXT`, are dropped (a hint, not a
+    contract: a reply is never refused for them)."""
+
+    @field_validator("ahead", mode="before")
+    @classmethod
+    def _some_lines_ahead(cls, value: object) -> object:
+        if not isinstance(value, list):
+            return value
+        lines = [v for v in value if isinstance(v, str) and 0 < len(v.strip()) <= MAX_AHEAD_TEXT]
+        return lines[:MAX_AHEAD]
 
     def to_wire(self) -> dict[str, Any]:
-        """The DataPart payload; an empty directive list is left out."""
+        """The DataPart payload; an empty directive list and no lines ahead are left out."""
         data: dict[str, Any] = {"protocol": self.protocol, "text": self.text}
         if self.directives:
             data["directives"] = [d.to_wire() for d in self.directives]
         data["session"] = self.session
+        if self.ahead:
+            data["ahead"] = list(self.ahead)
         return data
 
     def check_final(self) -> None:

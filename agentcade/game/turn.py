@@ -14,6 +14,9 @@ A turn collects what the game says and does while it handles one ``GameInput``:
   all (a judged guess: "比十还大一些，你还有四次机会。") ends the turn without asking the
   model again (``return_direct`` in other agent frameworks);
 * ``end_session`` lets a game end itself (all questions answered);
+* ``may_say_next`` names lines a coming turn may say (a verdict per expected guess): the
+  host's voice synthesises their first words ahead, and says none of them unless a reply
+  does;
 * ``offer`` says this turn asked "要不要再来一个？": a bare "要" / "好" is then that round
   request (``judge.round_request``), answered by the game's ``on_round``, until the game
   moves or offers anew.
@@ -28,6 +31,7 @@ The turn owns no I/O: replies go out through the ``emit`` callable it was given.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from agentcade.core.judge import RoundRequest
@@ -69,6 +73,7 @@ class Turn:
         self._finished = False
         self._offered: RoundRequest | None = None
         self._offer_made = False
+        self._ahead: list[str] = []
 
     # -- what the game author uses -------------------------------------------------
 
@@ -95,6 +100,13 @@ class Turn:
         text = str(text).strip()
         if text:
             self._must.append((text, (fallback or text).strip()))
+
+    def may_say_next(self, texts: Sequence[str]) -> None:
+        """Lines this game may say in a coming turn (the verdict of each guess it expects,
+        "猜对了"): the host's voice synthesises their first words while the family thinks,
+        so the verdict said sounds at once. Never said unless a later reply says them; the
+        host neither shows them to a model nor logs them. A later call adds to them."""
+        self._ahead += [text.strip() for text in map(str, texts) if text.strip()]
 
     def reply(self, text: str) -> None:
         """Make ``text`` the whole answer to this line: the model is not asked (again).
@@ -226,6 +238,7 @@ class Turn:
             text=final,
             directives=self._take(),
             session="ended" if self._ended else "active",
+            ahead=[] if self._ended else self._ahead,
         )
 
     async def _send(self, reply: GameReply) -> None:

@@ -404,6 +404,14 @@ class MainAgent:
         self.output.interrupt()
         self.trace.record("turn_cancelled", game=None if current is None else current.info.id)
 
+    def fixed_lines(self) -> list[str]:
+        """Lines this agent says in words code wrote, as they would be said now (the games'
+        list, which game, a line not caught, a model that is down): a voice may synthesise
+        them ahead."""
+        games = self.registry.games
+        return [games_text(games), which_text(games), WHICH_GAME, NOT_FOUND, CHAT_FALLBACK,
+                MODEL_DOWN, NOTHING_TO_REPEAT]
+
     async def say(self, text: str) -> None:
         """Say the host's own words (the boot greeting); returns once they were played."""
         await self._say(text)

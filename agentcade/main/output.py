@@ -15,6 +15,8 @@ order, on one :class:`~agentcade.device.robots.Robot`:
 * a call that returns a Job is waited for, at most :data:`JOB_WAIT_LIMIT` seconds (the job
   keeps running past the cap); light effects (``lights.play_effect``) are not waited for,
   they may loop forever;
+* once a reply is said, the lines it says the game may say next (``GameReply.ahead``) are
+  synthesised ahead in the background by a robot that can (``VoiceRobot.prepare``);
 * a device error (NACK, no reply, connection gone) is traced and the queue goes on;
 * :meth:`OutputQueue.interrupt` (a barge-in) cancels the reply playing now and drops the
   replies queued before it (resets still run);
@@ -164,6 +166,10 @@ class OutputQueue:
         self._closed = False
         self._generation = 0
         self._playing: trio.CancelScope | None = None
+        self._preparing: trio.CancelScope | None = None
+        self._prepared = trio.Event()
+        self._prepared.set()
+        self._background: trio.Nursery
         self._used: dict[str, set[str]] = {}
         """Game id -> capabilities of the calls that ran for it since its last reset."""
 
@@ -253,28 +259,11 @@ class OutputQueue:
         if self._running or self._closed:
             raise RuntimeError("OutputQueue.run is already running or has stopped")
         self._running = True
-        task_status.started()
         try:
-            async for item in self._receive:
-                try:
-                    with request_scope(item.request_id):
-                        if item.kind == "reply" and item.generation < self._generation:
-                            self._trace.record("reply_dropped", text=_text(item))
-                            continue
-                        with trio.CancelScope() as scope:
-                            if item.kind == "reply":
-                                self._playing = scope
-                            await self._play(item)
-                        self._playing = None
-                        if scope.cancelled_caught:
-                            self._trace.record("reply_interrupted", text=_text(item))
-                            await self._restore(item)
-                            continue
-                    if item.after is not None:
-                        item.after()
-                finally:
-                    self._wording.discard(item)
-                    item.done.set()
+            async with trio.open_nursery() as self._background:
+                task_status.started()
+                await self._play_all()
+                self._background.cancel_scope.cancel()
         finally:
             self._wording.clear()
             self._closed = True
@@ -286,6 +275,28 @@ class OutputQueue:
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
             self._receive.close()
+
+    async def _play_all(self) -> None:
+        async for item in self._receive:
+            try:
+                with request_scope(item.request_id):
+                    if item.kind == "reply" and item.generation < self._generation:
+                        self._trace.record("reply_dropped", text=_text(item))
+                        continue
+                    with trio.CancelScope() as scope:
+                        if item.kind == "reply":
+                            self._playing = scope
+                        await self._play(item)
+                    self._playing = None
+                    if scope.cancelled_caught:
+                        self._trace.record("reply_interrupted", text=_text(item))
+                        await self._restore(item)
+                        continue
+                if item.after is not None:
+                    item.after()
+            finally:
+                self._wording.discard(item)
+                item.done.set()
 
     async def _play(self, item: _Item) -> None:
         game = item.game
@@ -310,9 +321,35 @@ class OutputQueue:
                 nursery.start_soon(self._lane, along, game, item.remote)
             await self._say(reply.text, game)
         self._wording.discard(item)
+        if reply.ahead:
+            self._prepare(reply.ahead)
         after, item.after_text = item.after_text, []
         for directive in after:
             await self._execute(directive, game, remote=item.remote)
+
+    def _prepare(self, lines: Sequence[str]) -> None:
+        """Have the robot's voice synthesise ``lines`` ahead (``VoiceRobot.prepare``), in the
+        background once the reply is said; lines given later replace those not done yet."""
+        prepare = getattr(self.robot, "prepare", None)
+        if prepare is None:
+            return
+        if self._preparing is not None:
+            self._preparing.cancel()
+        self._preparing = scope = trio.CancelScope()
+        self._prepared = done = trio.Event()
+
+        async def run() -> None:
+            try:
+                with scope:
+                    await prepare(lines)
+            finally:
+                done.set()
+
+        self._background.start_soon(run)
+
+    async def wait_prepared(self) -> None:
+        """Wait until the lines given ahead so far are synthesised (or given up for newer)."""
+        await self._prepared.wait()
 
     def _split(
         self, directives: Sequence[Directive], game: GameLike | None, remote: bool

@@ -57,7 +57,8 @@ class _Guess:
 class Listener:
     """Reads frames from one microphone channel; one :meth:`hear` at a time. ``echo``: full
     duplex; ``actionable(text)``: whether a text can be acted on at once (its utterance then
-    ends early); without ``on_hold`` a voice over the robot stops it at once."""
+    ends early); without ``on_hold`` a voice over the robot stops it at once; ``on_voice()``
+    is called as each utterance begins (work that can wait gives the cores to hearing it)."""
 
     def __init__(
         self, frames: trio.MemoryReceiveChannel[bytes], recognizer: Recognizer, *,
@@ -66,7 +67,8 @@ class Listener:
         echo: EchoCanceller | None = None, speaking: Callable[[], bool] = lambda: False,
         on_barge_in: Callable[[], None] | None = None, on_hold: Callable[[], None] | None = None,
         on_release: Callable[[], None] | None = None,
-        actionable: Callable[[str], bool] = lambda text: False) -> None:
+        actionable: Callable[[str], bool] = lambda text: False,
+        on_voice: Callable[[], None] | None = None) -> None:
         self._frames, self._recognizer, self._trace = frames, recognizer, trace
         self.tuning = vad or TUNING  # read at each utterance: a benchmark may try others
         self._detector = make_detector(self.tuning)
@@ -74,6 +76,7 @@ class Listener:
         self._on_hold, self._on_utterance, self._actionable = on_hold, on_utterance, actionable
         self._on_barge_in = on_barge_in or (lambda: None)
         self._on_release = on_release or (lambda: None)
+        self._on_voice = on_voice or (lambda: None)
 
     async def hear(self) -> Heard:
         """The next utterance, recognised (its text may be "": nothing understood); a voice
@@ -120,6 +123,7 @@ class Listener:
         audio, event = await self._next()
         while (decisions := machine.feed(event)) == [] and machine.state is turn.State.LISTENING:
             audio, event = await self._next()
+        self._on_voice()
         kept, guesses, ended = [audio], dict[int, _Guess](), [0.0]
         send, receive = trio.open_memory_channel[bytes](math.inf)
         send.send_nowait(audio)

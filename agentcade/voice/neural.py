@@ -22,6 +22,7 @@ import json
 import os
 import struct
 import sys
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,8 @@ from typing import Any
 from agentcade.core.errors import VoiceError
 from agentcade.voice.phones import clauses, phones, to_ids
 
-__all__ = ["RATE", "LiteRtMissing", "NeuralVoice", "builtin_random_uniform", "operator_codes"]
+__all__ = ["RATE", "SAID_BYTES", "LiteRtMissing", "NeuralVoice", "Said", "builtin_random_uniform",
+           "operator_codes"]
 
 RATE = 24000
 RANDOM_UNIFORM = 148
@@ -44,6 +46,9 @@ duration of its own, 42 to 315 ms (七 315, 结束游戏 280, 我猜十五 and �
 44): the robot's reply began with up to a third of a second of nothing, and a comma's pause
 (``Clause.pause``) came out 180 to 500 ms long. Cut to this, every clause begins as the
 shortest did."""
+SAID_BYTES = 16 * 2**20
+"""What :class:`Said` keeps: 16 MiB, about six minutes of the robot's voice (a game's verdicts,
+hints and fixed lines many times over)."""
 QUIET = 1e-3
 """The level (of full scale, -60 dB) under which the vocoder's output is silence."""
 
@@ -239,6 +244,7 @@ class NeuralVoice:
 
         self._np = np
         self._pitch = pitch
+        self.said = Said()
         interpreter = _interpreter_class()
         try:
             acoustic = builtin_random_uniform((folder / "fastspeech2_quan.tflite").read_bytes())
@@ -282,20 +288,67 @@ class NeuralVoice:
         lead = int(voiced[0]) - int(LEAD_S * RATE) if voiced.size else 0
         return samples[lead:] if lead > 0 else samples
 
-    def synthesize(self, text: str) -> bytes:
+    def synthesize(self, text: str, *, pause_after: bool = False) -> bytes:
         """``text`` spoken, 24 kHz mono s16le; each clause followed by its pause (none after
-        the last)."""
-        np = self._np
-        pieces = []
+        the last, unless ``pause_after``: a first clause said on its own keeps the pause
+        before the rest). A clause :attr:`said` holds is not synthesised again."""
+        out = bytearray()
         parts = clauses(text)
         for i, part in enumerate(parts):
-            samples = self.clause(part.text)
-            if not samples.size:
+            pcm = self._clause_pcm(part.text)
+            if not pcm:
                 continue
-            pieces.append(samples)
-            if i < len(parts) - 1 and part.pause:
-                pieces.append(np.zeros(int(part.pause * RATE), np.float32))
-        if not pieces:
-            return b""
-        audio = np.concatenate(pieces)
-        return bytes((np.clip(audio, -1.0, 1.0) * 32767 * 0.9).astype("<i2").tobytes())
+            out += pcm
+            if (i < len(parts) - 1 or pause_after) and part.pause:
+                out += bytes(2 * int(part.pause * RATE))
+        return bytes(out)
+
+    def prepare(self, text: str) -> None:
+        """Synthesise the clauses of ``text`` that :attr:`said` does not hold yet, and keep
+        them there: a line code will say is then said without waiting for the voice."""
+        for part in clauses(text):
+            self._clause_pcm(part.text)
+
+    def _clause_pcm(self, text: str) -> bytes:
+        said = self.said
+        if (pcm := said.get(text)) is not None:
+            return pcm
+        np = self._np
+        samples = self.clause(text)
+        pcm = bytes((np.clip(samples, -1.0, 1.0) * 32767 * 0.9).astype("<i2").tobytes())
+        said.put(text, pcm)
+        return pcm
+
+
+class Said:
+    """The clauses the voice has synthesised, by their text (24 kHz s16le PCM): a verdict's
+    first clause, 猜对了, a hint's opening, a game's fixed lines come round again and again, and a
+    clause held here is said at once. The least recently used are dropped beyond ``limit``
+    bytes. ``enabled`` False: nothing is kept or found (a benchmark's reference).
+
+    A clause is found only by its exact text: audio synthesised ahead for one line is never
+    played for another (十五's verdict is not 十六's)."""
+
+    def __init__(self, limit: int = SAID_BYTES) -> None:
+        self.limit = limit
+        self.enabled = True
+        self._held: OrderedDict[str, bytes] = OrderedDict()
+        self._bytes = 0
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._held
+
+    def get(self, text: str) -> bytes | None:
+        if not self.enabled or (pcm := self._held.get(text)) is None:
+            return None
+        self._held.move_to_end(text)
+        return pcm
+
+    def put(self, text: str, pcm: bytes) -> None:
+        if not self.enabled or text in self._held or len(pcm) > self.limit:
+            return
+        self._held[text] = pcm
+        self._bytes += len(pcm)
+        while self._bytes > self.limit:
+            _, dropped = self._held.popitem(last=False)
+            self._bytes -= len(dropped)

@@ -27,6 +27,7 @@ __all__ = [
     "POLYPHONES",
     "Clause",
     "clauses",
+    "first_clause",
     "normalize",
     "phones",
     "split_syllable",
@@ -64,6 +65,8 @@ POLYPHONES: Mapping[str, tuple[str, ...]] = {
 _PAUSES = {"，": 0.18, "、": 0.12, "；": 0.25, "：": 0.18, "。": 0.3, "！": 0.3, "？": 0.3,
            "…": 0.3, "—": 0.18, ",": 0.18, ";": 0.25, ":": 0.18, ".": 0.3, "!": 0.3, "?": 0.3}
 _CLAUSE_END = re.compile(r"([，、；：。！？…—,;:.!?]+)")
+_INNER_MARK = re.compile(r"[，、；：—]+|(?<!\d)[,;:]+(?!\d)")
+"""Clause marks inside a sentence (a sentence's end is the sentence splitter's)."""
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _MEASURE = "个只条次位本张把口块岁人天笔题轮局分"
 _HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -110,6 +113,17 @@ def clauses(text: str) -> list[Clause]:
         elif found and pause:  # punctuation after a non-Chinese stretch still pauses
             found[-1] = Clause(found[-1].text, max(found[-1].pause, pause))
     return found
+
+
+def first_clause(text: str) -> tuple[str, str] | None:
+    """``text`` cut after its first clause's punctuation inside the sentence (a comma, a
+    colon...): (that clause with its mark, the rest), or None when either would hold no
+    Chinese (nothing to say first)."""
+    for mark in _INNER_MARK.finditer(text):
+        head, rest = text[:mark.end()], text[mark.end():]
+        if _HAN.search(head):
+            return (head, rest) if _HAN.search(rest) else None
+    return None
 
 
 def _pinyin(text: str) -> list[str]:

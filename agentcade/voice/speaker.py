@@ -8,6 +8,15 @@ SDK robot unchanged; :meth:`VoiceRobot.speak` splits the text into sentences
 :class:`~agentcade.device.audio.RobotAudio`. Cancelling ``speak`` (a barge-in) stops the
 sound on the robot at once and synthesises nothing more.
 
+The first sound waits for as little as it can (issue 55): with the neural voice, which
+synthesises clause by clause, a reply's first clause is a clip of its own (its pause kept
+at its end) played while the rest of the sentence is synthesised, and it begins
+:data:`REPLY_LEAD_S` before its voice. The voice keeps the clauses it has said
+(:class:`~agentcade.voice.neural.Said`, found by their exact text only), so a verdict, a
+hint, a fixed line said before sounds at once; :meth:`VoiceRobot.prepare` synthesises the
+first words of lines code will say ahead, and stops when a voice is heard
+(:meth:`VoiceRobot.voice_heard`: the recogniser and the reply need the cores then).
+
 Full duplex: a voice that begins over the robot is not yet known to be a child's (what the
 echo canceller leaves of the robot's own voice can sound like one). :meth:`VoiceRobot.hold`
 pauses the sound at once (the child hears the robot stop as soon as they start) and nothing
@@ -33,7 +42,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import trio
@@ -44,14 +53,19 @@ from agentcade.core.trace import NULL_TRACE, Trace
 from agentcade.device.audio import SPEAKER_RATE, RobotAudio
 from agentcade.device.robots import SPEAKER, Outcome, SdkRobot
 from agentcade.voice.echo import EchoCanceller
-from agentcade.voice.pcm import resample, resume_point
+from agentcade.voice.pcm import leading_silence, resample, resume_point
+from agentcade.voice.phones import first_clause
 from agentcade.voice.sentences import split_sentences
-from agentcade.voice.tts import Synthesizer
+from agentcade.voice.tts import NeuralSynthesizer, Synthesizer
 
-__all__ = ["ECHO_TAIL", "VoiceRobot"]
+__all__ = ["ECHO_TAIL", "REPLY_LEAD_S", "VoiceRobot"]
 
 ECHO_TAIL = 0.3
 """Seconds after the robot stops speaking during which the microphone is still ignored."""
+REPLY_LEAD_S = 0.005
+"""Silence kept before the voice of a reply's first clip. The neural voice begins each clause
+40 ms before its voice (``neural.LEAD_S``: the pause before a clause inside a reply); before
+a reply that is only 40 ms more for the child to wait."""
 
 
 class VoiceRobot:
@@ -90,6 +104,12 @@ class VoiceRobot:
         self._clip_scope: trio.CancelScope | None = None
         self.holds = 0
         """How many times the sound was paused for a voice over it."""
+        self._voices = 0
+        """Voices heard so far (:meth:`voice_heard`)."""
+        self.first_sound_sooner = True
+        """Say the first clause of a reply as soon as it is synthesised (:meth:`_clips`),
+        from its voice (:data:`REPLY_LEAD_S`); False: the first sentence whole, as the
+        voice gives it (a benchmark's reference)."""
         self.sound_starts: list[float] = []
         """Wall-clock time (``time.time()``) of every sentence's first sound, in order."""
 
@@ -237,21 +257,62 @@ class VoiceRobot:
                 self._quiet_at = trio.current_time()
                 self._quiet.set()
 
+    def _clips(self, sentences: list[str]) -> list[tuple[str, bool]]:
+        """What is synthesised and played as one clip, in order, and whether it keeps its
+        last clause's pause: each sentence, but the first clause of the first one alone when
+        the voice synthesises clause by clause (the neural voice: said alone, it sounds the
+        same), so that the first sound waits for that clause only."""
+        synthesizer = self.synthesizer
+        if self.first_sound_sooner and isinstance(synthesizer, NeuralSynthesizer):
+            split = first_clause(sentences[0])
+            if split is not None:
+                return [(split[0], True), (split[1], False), *((s, False) for s in sentences[1:])]
+        return [(sentence, False) for sentence in sentences]
+
+    async def prepare(self, texts: Sequence[str]) -> None:
+        """Synthesise ahead the first clip of each line code may say (the neural voice keeps
+        what it said and then says it without waiting: the rest of a line is synthesised
+        while its first clip plays); nothing for another voice."""
+        synthesizer = self.synthesizer
+        if not isinstance(synthesizer, NeuralSynthesizer):
+            await trio.lowlevel.checkpoint()
+            return
+        firsts = [self._clips(sentences)[0][0] for text in texts if (sentences := split_sentences(text))]
+        voices = self._voices
+        for first in firsts:
+            if self._voices != voices:  # somebody talks: the cores are the recogniser's
+                return
+            try:
+                await synthesizer.prepare([first])
+            except VoiceError as exc:  # said later, it is synthesised then (and fails there)
+                self._trace.record("tts_failed", sentence=None, error=str(exc))
+                return
+
+    def voice_heard(self) -> None:
+        """A voice began in the room: what :meth:`prepare` has not synthesised yet is left
+        (the clause in progress ends): the recogniser, then the reply, need the cores."""
+        self._voices += 1
+
     async def _synthesize_all(
         self,
         sentences: list[str],
         send: trio.MemorySendChannel[_Clip],
     ) -> None:
         async with send:
-            for index, sentence in enumerate(sentences):
+            for index, (sentence, pause_after) in enumerate(self._clips(sentences)):
                 started = trio.current_time()
                 pcm: bytes | None
                 try:
-                    pcm = await self.synthesizer.synthesize(sentence)
+                    synthesizer = self.synthesizer
+                    pcm = await (synthesizer.synthesize(sentence, pause_after=True)
+                                 if pause_after and isinstance(synthesizer, NeuralSynthesizer)
+                                 else synthesizer.synthesize(sentence))
                 except VoiceError as exc:
                     self._trace.record("tts_failed", sentence=sentence, error=str(exc))
                     sys.stderr.write(f"agentcade: 语音合成失败，这句没说：{exc}\n")
                     pcm = None
+                if pcm and index == 0 and self.first_sound_sooner:
+                    pcm = _from_voice(pcm)
                 synth_ms = _ms(started)
                 reference = None
                 if pcm and self.echo is not None:  # what the echo canceller will expect
@@ -358,6 +419,12 @@ class _Hold:
 _Clip = tuple[int, str, bytes | None, int, bytes | None, int]
 """(index, sentence, 24 kHz PCM or None when synthesis failed, synth_ms, 16 kHz reference,
 reference_ms: its resampling)."""
+
+
+def _from_voice(pcm: bytes) -> bytes:
+    """``pcm`` (24 kHz) beginning :data:`REPLY_LEAD_S` before its first sound."""
+    lead = round(leading_silence(pcm, SPEAKER_RATE) * SPEAKER_RATE) - round(REPLY_LEAD_S * SPEAKER_RATE)
+    return pcm[2 * lead:] if lead > 0 and 2 * lead < len(pcm) else pcm
 
 
 def _ms(started: float) -> int:

@@ -39,14 +39,15 @@ from agentcade.voice.asr import _safe, openai_client, sdk_model_config
 from agentcade.voice.bridge import AsyncioBridge
 from agentcade.voice.config import ServiceSettings
 from agentcade.voice.pcm import Resampler, WavError, decode_audio, resample
+from agentcade.voice.phones import clauses
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from watcherobot.voice.contracts import TTS
     from watcherobot.voice.providers import ProviderRegistry
 
-    from agentcade.voice.neural import NeuralVoice
+    from agentcade.voice.neural import NeuralVoice, Said
 
 __all__ = [
     "DEFAULT_VOICE",
@@ -216,12 +217,33 @@ class NeuralSynthesizer:
         voice = await trio.to_thread.run_sync(partial(NeuralVoice, folder, pitch=pitch))
         return cls(voice, rate=rate)
 
-    async def synthesize(self, text: str) -> bytes:
+    @property
+    def said(self) -> Said:
+        """The clauses already synthesised (:class:`~agentcade.voice.neural.Said`)."""
+        return self._voice.said
+
+    async def synthesize(self, text: str, *, pause_after: bool = False) -> bytes:
+        """``pause_after``: keep the last clause's pause (a first clause said on its own)."""
         async with self._lock:
-            pcm = await trio.to_thread.run_sync(self._voice.synthesize, text)
+            pcm = await trio.to_thread.run_sync(
+                partial(self._voice.synthesize, text, pause_after=pause_after))
         if self._rate != RATE and pcm:
             return await trio.to_thread.run_sync(resample, pcm, RATE, self._rate)
         return pcm
+
+    async def prepare(self, texts: Sequence[str]) -> None:
+        """Synthesise ahead the clauses of ``texts`` not said yet (``said`` keeps them), one
+        clause at a time: a sentence to be said now waits for one clause at most. Nothing
+        while ``said`` keeps nothing."""
+        if not self.said.enabled:
+            await trio.lowlevel.checkpoint()
+            return
+        for text in texts:
+            for clause in clauses(text):
+                if clause.text in self.said:
+                    continue
+                async with self._lock:
+                    await trio.to_thread.run_sync(self._voice.prepare, clause.text)
 
     async def aclose(self) -> None:
         await trio.lowlevel.checkpoint()

@@ -25,7 +25,9 @@
 A failed recognition is traced (``asr_failed``), the family hears one short line, and the
 loop listens again; so does an utterance that held a voice (``Tuning.voiced_enough_s``) but gave
 no usable text (``asr_empty``: never silence after a child spoke; never for a noise, which
-Silero does not take for a voice). The embedded recogniser is told what may be said now, and
+Silero does not take for a voice). Once the greeting is said, the first words of the host's
+own lines (the games' list, the line above...) are synthesised ahead (``VoiceRobot.prepare``).
+The embedded recogniser is told what may be said now, and
 an utterance ends as soon as its words can be acted on (:mod:`agentcade.wiring.hearing`); a microphone that closes (robot gone) is reopened after a second.
 
 Trace records: ``voice_listening``, ``utterance`` (text, speech_end, asr_final,
@@ -166,6 +168,8 @@ class VoiceLoop:
         the robot's sound will be heard)."""
         self._greeted = trio.Event()
         """Set once the greeting was said (or at once, with no greeting)."""
+        self.prepared = trio.Event()
+        """Set once the host's own lines were synthesised ahead (:meth:`_prepare`)."""
 
     # -- for scenario feeders and tests ----------------------------------------------------
 
@@ -198,6 +202,7 @@ class VoiceLoop:
                 nursery.start_soon(self._greet)
             else:
                 self._greeted.set()
+            nursery.start_soon(self._prepare)
             task_status.started()
             while True:
                 await self.gate.wait(True)
@@ -221,6 +226,13 @@ class VoiceLoop:
                 await self._mic_open.wait()
         await self.agent.say(greeting(self.agent.registry.games))
         self._greeted.set()
+
+    async def _prepare(self) -> None:
+        """Once the greeting is said, the first words of the host's own lines are synthesised
+        ahead (``VoiceRobot.prepare``): said later, they sound at once."""
+        await self._greeted.wait()
+        await self.robot.prepare([NOT_HEARD, *self.agent.fixed_lines()])
+        self.prepared.set()
 
     async def _close_when_gated(self, scope: trio.CancelScope) -> None:
         await self.gate.wait(False)
@@ -266,6 +278,7 @@ class VoiceLoop:
             echo=echo, speaking=self._talking, on_barge_in=lambda: self._barge_in("voice"),
             on_hold=self.robot.hold, on_release=self.robot.release,
             actionable=lambda text: hearing.actionable(self.agent, text),
+            on_voice=self.robot.voice_heard,
         )
         self.trace.record("voice_listening", recognizer=self.recognizer.name,
                           barge_in=self.barge_in)

@@ -92,6 +92,7 @@ class GameAgent(SkillAgent[Settings]):
         self._opened_in = turn
         opening = self._opening()
         turn.must_say(opening["message"])  # 规则（范围、机会）一定要说给用户听
+        self._say_next(turn)
         return opening
 
     async def on_start(self, turn: Turn) -> dict[str, Any]:
@@ -193,6 +194,7 @@ class GameAgent(SkillAgent[Settings]):
             return {"outcome": "out_of_range", "message": f"要猜{spoken(LOW)}到{spoken(HIGH)}之间的数哦。"}
         if number in self.guesses:
             return {"outcome": "repeated", "message": f"{spoken(number)}已经猜过啦，换一个吧。"}
+        message = self._verdict(number)
         self.guesses.append(number)
         left = TRIES - len(self.guesses)
         if number == self.target:
@@ -200,7 +202,7 @@ class GameAgent(SkillAgent[Settings]):
             turn.must_say(spoken(number), fallback=f"猜中了！就是{spoken(number)}。")
             await effects.react(self.robot, "happy", "nod")
             return {"outcome": "win", "answer": number, "tries": len(self.guesses),
-                    "message": f"猜中了！就是{spoken(number)}，你用了{times(len(self.guesses))}次。"}
+                    "message": message}
         if number < self.target:
             self.low = max(self.low, number + 1)
         else:
@@ -212,13 +214,29 @@ class GameAgent(SkillAgent[Settings]):
             answer = spoken(self.target)
             turn.must_say(answer, fallback=f"我想的数是{answer}。")
             await effects.react(self.robot, "sorry", "shake_head")
-            return {"outcome": "lose", "answer": self.target,
-                    "message": f"五次机会用完了，我想的数是{spoken(self.target)}。"}
+            return {"outcome": "lose", "answer": self.target, "message": message}
         await effects.gesture(self.robot, "shake_head")
+        self._say_next(turn)
+        return {"outcome": "higher" if self.target > number else "lower", "tries_left": left,
+                "message": message}
+
+    def _verdict(self, number: int) -> str:
+        """What a new guess of ``number`` (in range, not guessed yet) is told."""
+        tries = len(self.guesses) + 1
+        if number == self.target:
+            return f"猜中了！就是{spoken(number)}，你用了{times(tries)}次。"
+        if tries == TRIES:
+            return f"五次机会用完了，我想的数是{spoken(self.target)}。"
         direction = "大" if self.target > number else "小"
         amount = "一些" if abs(self.target - number) <= 3 else "不少"
-        return {"outcome": "higher" if direction == "大" else "lower", "tries_left": left,
-                "message": f"比{spoken(number)}还{direction}{amount}，你还有{times(left)}次机会。"}
+        return f"比{spoken(number)}还{direction}{amount}，你还有{times(TRIES - tries)}次机会。"
+
+    def _say_next(self, turn: Turn) -> None:
+        """The verdict of every number still in range the player has not guessed: the robot's
+        voice prepares them while the player thinks, so the verdict comes at once."""
+        middle = (self.low + self.high) / 2  # 先猜中间的人多：中间的先合成
+        numbers = sorted(range(self.low, self.high + 1), key=lambda n: abs(n - middle))
+        turn.may_say_next([self._verdict(n) for n in numbers if n not in self.guesses])
 
     @tool("用户要提示时调用。提示只缩小范围，不会说出答案。")
     def get_hint(self) -> dict[str, Any]:

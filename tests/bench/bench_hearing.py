@@ -1,7 +1,7 @@
 """What a child feels: voice to voice with the embedded recogniser, per kind of line.
 
-Run: ``.venv/bin/python tests/bench/bench_hearing.py [--rounds N] [--room SPEC] [--before]``
-(the voice extra; a few minutes per round).
+Run: ``.venv/bin/python tests/bench/bench_hearing.py [--rounds N] [--room SPEC]
+[--settings now,late,before,fixed]`` (the voice extra; a few minutes per round and setting).
 
 Everything is real: the simulated child speaks with the neural voice (a child's pitch) into
 the simulated robot's microphone (Opus over the real SDK, in ``--room``), the robot's Silero
@@ -13,10 +13,13 @@ voiced sample to the robot's first reply sound at the simulated speaker (its cli
 sample, and the silence the clip begins with). Each line begins at a random point of a
 60 ms microphone frame, the same for every setting: the voice's end falls anywhere in a
 frame, as a family's does. One
-robot and one pipeline; each round the lines are said once per setting, in turn: the robot
-as it is (recognition starts on a pause, a line code can act on ends the utterance at once),
-with ``--before`` the pause it had before (96 ms: the second microphone frame), and the
-fixed window (recognition after 800 ms of silence). Also printed: where the time went, step
+robot and one pipeline; each round the lines are said once per setting (``--settings``), in
+turn: ``now``, the robot as it is (recognition starts on a pause, a line code can act on ends
+the utterance at once; its voice says a reply's first clause as soon as it is synthesised and
+what it said or was given ahead at once); ``late``, the same with the voice as before issue
+55 (each sentence synthesised when it is to be said, the first one whole, nothing kept or
+prepared); ``before``, the pause it had before (96 ms: the second microphone frame);
+``fixed``, the fixed window (recognition after 800 ms of silence). Also printed: where the time went, step
 by step, from the trace (:func:`_steps`); the share of lines whose every syllable was heard,
 of lines routed/judged as meant, the process CPU per line, and the recognitions started on a
 pause per line.
@@ -163,15 +166,25 @@ class Setting:
     speculate_ms: int
     frames: int
     beam: int
+    ahead: bool = True
+    """The voice says what it said before without synthesising it again, and a reply's
+    first clause as soon as it is synthesised, from its voice (False: the first sentence
+    whole, with the voice's lead of silence, every sentence synthesised when it is to be
+    said: the robot before issue 55)."""
 
     def apply(self, loop: VoiceLoop) -> None:
         if loop.listener is not None:
             loop.listener.tuning = replace(TUNING, speculate_ms=self.speculate_ms)
         local_asr.MIN_FRAMES, local_asr.BEAM = self.frames, self.beam
+        loop.robot.first_sound_sooner = self.ahead
+        if isinstance(loop.robot.synthesizer, NeuralSynthesizer):
+            loop.robot.synthesizer.said.enabled = self.ahead
 
 
 NOW = Setting("answer at once (speculative recognition, early end)", TUNING.speculate_ms,
               local_asr.MIN_FRAMES, local_asr.BEAM)
+LATE = Setting("synthesised when said (nothing kept, the first sentence whole, its 40 ms lead)",
+               TUNING.speculate_ms, local_asr.MIN_FRAMES, local_asr.BEAM, ahead=False)
 BEFORE = Setting("as before (a 96 ms pause)", 96, local_asr.MIN_FRAMES, local_asr.BEAM)
 FIXED = Setting("fixed window (recognition after 800 ms of silence)", 10**9,
                 local_asr.MIN_FRAMES, local_asr.BEAM)
@@ -274,9 +287,12 @@ def report(name: str, run: Run) -> None:
         print("  misheard or mis-acted: " + "; ".join(run.misses))
 
 
-async def main(rounds: int, room: str, before: bool) -> None:
+SETTINGS = {"now": NOW, "late": LATE, "before": BEFORE, "fixed": FIXED}
+
+
+async def main(rounds: int, room: str, names: list[str]) -> None:
     recognizer = await LocalRecognizer.load()
-    settings = [NOW, BEFORE, FIXED] if before else [NOW, FIXED]
+    settings = [SETTINGS[name] for name in names]
     load = os.getloadavg()[0]
     runs = await one_run(rounds, room, recognizer, settings)
     print(f"voice to voice on the simulated robot (real time), {rounds} round(s) of "
@@ -296,8 +312,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--room", default="", help="e.g. noise=700,voice=0.25")
-    parser.add_argument("--before", action="store_true",
-                        help="also the pause before recognising that it had before (96 ms), in turn")
+    parser.add_argument("--settings", default="now,fixed",
+                        help="in turn each round, the first the reference of the ratios: now (the "
+                             "robot as it is), late (its voice as before issue 55), before (the "
+                             "96 ms pause it had before), fixed (the 800 ms window)")
     args = parser.parse_args()
+    names = args.settings.split(",")
+    if names[0] != "now" or not set(names) <= set(SETTINGS):
+        parser.error(f"--settings: now first, then any of {', '.join(SETTINGS)}")
     os.environ.setdefault("AGENTCADE_HOME", tempfile.mkdtemp())
-    trio.run(main, args.rounds, args.room, args.before)
+    trio.run(main, args.rounds, args.room, names)

@@ -118,7 +118,8 @@ JsonValue = Any
 
 
 class _Message(BaseModel):
-    # Unknown fields are ignored on receipt (see module docstring); outbound we emit none.
+    # Unknown fields are ignored on receipt (see module docstring): a host that does not
+    # know an optional field (``GameReply.ahead``) reads the rest.
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     protocol: str = CURRENT.name

@@ -271,7 +271,7 @@ def test_the_guides_robot_test_passes_every_step_of_its_games_under_the_daemon(t
     """``agentcade e2e --robot daemon``: agentcade as the Daemon's Application (its own
     recogniser and voice), the simulated robot paired, every robot step of all four games
     spoken; ``{answer}`` and the hidden answers come over the Application's test-only
-    endpoint (test mode), never from its trace, and the Application draws six times
+    endpoint (test mode), never from its trace, and the Application draws four times
     slower (``DRAW_PACE``) so 你画我猜's line said while it draws is heard before the drawing
     ends. The table has what was heard and voice to voice per step."""
     import subprocess

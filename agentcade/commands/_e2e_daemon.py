@@ -58,12 +58,12 @@ START_LIMIT = 180.0
 neural voice first (about 20 s on a quiet machine, more beside other work)."""
 QUIET_S = 0.3
 """The robot is quiet when nothing has played for this long (the echo tail, ``Tuning.echo_tail_s``)."""
-DRAW_PACE = 6
+DRAW_PACE = 4
 """How many times slower the Application draws: a line said while a game draws (你画我猜's
 "talk while busy") must be heard by the Application's own recogniser before the drawing
 ends. At the game's own pace (1.5-3.5 s of strokes) that holds on a quiet machine only:
-beside two busy benchmarks the Application took up to 8 s to recognise the line. At 6 the
-shortest drawing lasts 9 s (each drawing of the test costs that much more time)."""
+beside two busy benchmarks the Application took up to 8 s to recognise the line. At 4 the
+shortest drawing lasts 6 s; each drawing of the test costs that much more time, in CI."""
 _DROPPED = ("WATCHER_APP_", "AGENTCADE_TRACE_FILE", "AGENTCADE_TEST_")
 
 

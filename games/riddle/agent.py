@@ -17,7 +17,6 @@ from .config import Settings
 
 RIDDLES = yaml.safe_load(Path(__file__).with_name("riddles.yaml").read_text(encoding="utf-8"))["riddles"]
 NO_RIDDLE = {"outcome": "no_riddle", "message": "现在没有要猜的谜语。"}
-WRONG = "不对哦，再想想，也可以要个提示。"
 
 
 class GameAgent(SkillAgent[Settings]):
@@ -70,7 +69,7 @@ class GameAgent(SkillAgent[Settings]):
         turn.judged = True
         if verdict != "right":  # 猜错了（大模型当作在猜的别的话也算猜错）
             await effects.gesture(self.robot, "shake_head")
-            return {"correct": False, "message": WRONG}
+            return {"correct": False, "message": "不对哦，再想想，也可以要个提示。"}
         answer = self.deck.solve()
         turn.must_say(answer, fallback=f"猜对了，谜底就是{answer}！")
         await effects.react(self.robot, "happy", "nod", then=star())
@@ -97,6 +96,4 @@ class GameAgent(SkillAgent[Settings]):
             turn.end_session()
             return {"outcome": "no_more", "solved": self.deck.solved}
         turn.must_say(riddle["question"])
-        # 判完要说的话，开头几个字让机器人的声音先合成好（不含谜底），一判完就能开口。
-        turn.may_say_next([WRONG, "猜对了，", "给你一个提示："])
         return {"outcome": "new_riddle", "question": riddle["question"], "number": self.deck.asked}

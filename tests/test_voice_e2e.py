@@ -125,9 +125,15 @@ async def voice_stack(
             budgets=STEADY,
         ) as (agent, _):
             loop = VoiceLoop(agent, voice, recognizer, trace=trace, greet=greet, barge_in=barge_in)
-            async with running(loop):
-                yield Stack(device, voice, loop, recognizer, agent, records, trace,
-                            EspeakSynthesizer(rate=16000))
+            stack = Stack(device, voice, loop, recognizer, agent, records, trace,
+                          EspeakSynthesizer(rate=16000))
+            try:
+                async with running(loop):
+                    yield stack
+            except BaseException:
+                # Shown by pytest with a failure only: what the listener made of the sound.
+                print(stack.listened())
+                raise
 
 
 def _after(records: Records, start: int, type_: str) -> int:

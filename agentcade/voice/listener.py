@@ -1,17 +1,16 @@
 """Hearing one utterance, the trio edge: microphone frames in, a recognised line out.
 
-Each frame goes through the echo canceller (full duplex: the robot's own voice taken out)
-and voice detection; what it meant is told to the turn-taking machine
-(:mod:`agentcade.voice.turn_taking`, whose docstring is the theory of operation), whose
-decisions are carried out here: the robot's sound paused, stopped or let go on, a
-recognition started on a pause (a :class:`~agentcade.voice.asr.Speculative` recogniser) or
-cancelled when the voice comes back, the utterance ended. Any other recogniser is streamed
-to as the line is heard. Half duplex (no canceller), what is heard while ``deaf()`` is
-dropped.
+Each frame goes through the echo canceller (full duplex: the robot's own voice taken out) and voice
+detection; what it meant is told to the turn-taking machine (:mod:`agentcade.voice.turn_taking`,
+whose docstring is the theory of operation), whose decisions are carried out here: the robot's
+sound paused, stopped or let go on, a recognition started on a pause (a
+:class:`~agentcade.voice.asr.Speculative` recogniser) or cancelled when the voice comes back, the
+utterance ended. Any other recogniser is streamed to as the line is heard. Half duplex (no
+canceller), what is heard while ``deaf()`` is dropped.
 
-Trace records: the machine's decisions (:func:`~agentcade.voice.turn_taking.traced`),
-``asr_final`` (text, asr_ms, recognizer, early), ``speech_dropped`` (half duplex),
-``host_behind`` (late_ms, ms: the host processed the microphone late, then caught up).
+Trace records: the machine's decisions (:func:`~agentcade.voice.turn_taking.traced`), ``asr_final``
+(text, asr_ms, recognizer, early), ``speech_dropped`` (half duplex), ``host_behind`` (late_ms, ms:
+the host processed the microphone late, then caught up).
 """
 
 from __future__ import annotations
@@ -79,9 +78,8 @@ class Listener:
         self._on_voice = on_voice or (lambda: None)
 
     async def hear(self) -> Heard:
-        """The next utterance, recognised (its text may be "": nothing understood); a voice
-        over the robot that was its own echo is none. Raises :class:`MicrophoneClosed`, or
-        ``VoiceError`` (the recognizer failed)."""
+        """The next utterance, recognised (its text "": nothing understood; the robot's own
+        echo is none). Raises :class:`MicrophoneClosed`, or ``VoiceError`` (recognizer failed)."""
         while (heard := await self._hear_once()) is None:
             pass
         return heard

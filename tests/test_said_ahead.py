@@ -191,9 +191,11 @@ async def test_a_verdict_synthesised_ahead_for_another_guess_is_never_said_for_t
                     assert any(clause in robot_voice.said for clause in fifteen)
                     mark, clips = len(records), len(device.audio.clips)
                     await say_into_microphone(loop, mic, ["十六"], child.synthesize, trace=trace)
-    heard = [r["text"] for r in records[mark:] if r["type"] == "asr_final"]
+                    # The reply to 十六, said: leaving the game at shutdown then reveals 十五.
+                    replied = records[mark:]
+    heard = [r["text"] for r in replied if r["type"] == "asr_final"]
     assert [text.rstrip("。") for text in heard] == ["十六"]
-    said = [r["sentence"] for r in records[mark:] if r["type"] == "speech_start"]
+    said = [r["sentence"] for r in replied if r["type"] == "speech_start"]
     assert "十六" in "".join(said)
     assert "十五" not in "".join(said)
     fresh = await NeuralSynthesizer.load()  # has said nothing: no audio kept from before

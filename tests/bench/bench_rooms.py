@@ -32,8 +32,11 @@ Situations, in each room:
    (every syllable, in order, for a game line; 80 % of them for a recording).
 
 Per cell the table prints: self-interruptions per sentence, lines that stopped the robot,
-p50 first sound -> silence, lines heard as meant, and transcripts that hold the robot's
-words (three syllables in a row of a robot sentence that the line does not have).
+p50 first sound -> silence, the neural child's game lines heard as meant (the commands and
+answers of issue 52's "acted on as meant"), the real speakers' lines heard as meant beside
+how many the recogniser hears as meant alone (no robot, no room: what the room matrix can
+expect of them), and transcripts that hold the robot's words (three syllables in a row of a
+robot sentence that the line does not have).
 """
 
 from __future__ import annotations
@@ -108,6 +111,9 @@ class Cell:
     stopped: int = 0
     latencies: list[float] = field(default_factory=list)
     meant: int = 0
+    real_lines: int = 0
+    """``over`` lines by a real speaker (the rest are the neural child's game lines)."""
+    real_meant: int = 0
     robot_words: int = 0
     heard_lines: int = 0
     streams: dict[str, int] = field(default_factory=dict)
@@ -355,6 +361,8 @@ async def _play(
             cell.lines += 1
             cell.stopped += stopped
             cell.meant += meant
+            cell.real_lines += real
+            cell.real_meant += real and meant
             cell.heard_lines += bool(text)
             cell.robot_words += _robot_words(text, line)
             lead = 1000 * leading_silence(pcm, MIC_RATE)
@@ -413,11 +421,25 @@ def _keep_events(folder: str, name: str, stopped: bool, events: list[Any]) -> No
         encoding="utf-8")
 
 
-def _row(name: str, cell: Cell) -> str:
+def _row(name: str, cell: Cell, alone: int) -> str:
     p50 = statistics.median(cell.latencies) if cell.latencies else math.nan
+    game, game_meant = cell.lines - cell.real_lines, cell.meant - cell.real_meant
     return (f"| {name} | {cell.self_interruptions}/{cell.sentences} | {cell.released} | "
-            f"{cell.stopped}/{cell.lines} | {p50:.0f} | {cell.meant}/{cell.lines} | "
-            f"{cell.robot_words} |")
+            f"{cell.stopped}/{cell.lines} | {p50:.0f} | {game_meant}/{game} | "
+            f"{cell.real_meant}/{cell.real_lines} ({alone}) | {cell.robot_words} |")
+
+
+async def _heard_alone(recognizer: LocalRecognizer, human: dict[str, bytes]) -> int:
+    """How many of the real speakers' lines the recogniser hears as meant alone, with no
+    robot and no room (told the same phrases): the most the room matrix can expect of them.
+    What it makes of each is printed."""
+    alone = 0
+    for line, pcm in human.items():
+        text = await recognizer.recognize(pcm, len(pcm) / 32)
+        heard = heard_share(line, text) >= 0.8
+        alone += heard
+        print(f"    real voice alone: {line}: heard {text!r}{'' if heard else ' (not as meant)'}")
+    return alone
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -428,12 +450,13 @@ async def bench(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     print(f"robot: {robot_voice.name}; child: the neural child and {len(human)} recordings "
           f"of real speakers ({args.speech}); recogniser: {recognizer.name}")
+    alone = await _heard_alone(recognizer, human)
     rows: list[tuple[str, Cell]] = []
     for name in args.rooms.split(","):
         spec, load = ROOMS[name]
         cell = await room_cell(name, spec, load, args, recognizer, robot_voice, human, rng)
         rows.append((name, cell))
-        print(_row(name, cell), flush=True)
+        print(_row(name, cell, alone), flush=True)
         for line in cell.missed:
             print(f"    missed: {line}")
         for line in cell.human:
@@ -443,11 +466,11 @@ async def bench(args: argparse.Namespace) -> None:
                 f"{stream} {n}/{cell.lines}" for stream, n in cell.streams.items()))
     print()
     print("| room | self-interruptions / sentences | paused for itself, went on | lines that "
-          "stopped it | p50 first sound -> silence (ms) | heard as meant | transcripts "
-          "holding the robot's words |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "stopped it | p50 first sound -> silence (ms) | game lines heard as meant | real "
+          "voices heard as meant (heard so alone) | transcripts holding the robot's words |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, cell in rows:
-        print(_row(name, cell))
+        print(_row(name, cell, alone))
 
 
 def _tuning(pairs: list[str]) -> Tuning:

@@ -98,6 +98,9 @@ PHRASES = sorted({*CHILD, *GUESSES, "猜对了", "再说一遍"})
 """What the recogniser is told may be said (as a game tells it)."""
 HUMAN_MAX_S = 5.0
 """Recordings longer than this are left out of the ``over`` lines (a line, not a speech)."""
+HUMAN_SHARE = 0.8
+"""A real speaker's line is heard as meant with this share of its syllables (a game line:
+all of them), over the robot and alone alike."""
 
 
 @dataclass
@@ -343,7 +346,7 @@ async def _play(
                 while not (final := _line_heard(said, onset)):  # noqa: ASYNC110 - a poll of the trace
                     await trio.sleep(0.05)
                 text = final
-            enough = 0.8 if real else 0.99
+            enough = HUMAN_SHARE if real else 0.99
             meant = heard_share(line, text) >= enough
             if args.streams:
                 span = [s for s in streams
@@ -436,7 +439,7 @@ async def _heard_alone(recognizer: LocalRecognizer, human: dict[str, bytes]) -> 
     alone = 0
     for line, pcm in human.items():
         text = await recognizer.recognize(pcm, len(pcm) / 32)
-        heard = heard_share(line, text) >= 0.8
+        heard = heard_share(line, text) >= HUMAN_SHARE
         alone += heard
         print(f"    real voice alone: {line}: heard {text!r}{'' if heard else ' (not as meant)'}")
     return alone

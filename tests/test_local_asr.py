@@ -269,6 +269,20 @@ async def test_a_deck_word_written_as_another_word_is_taken_by_its_sound(
     assert await recognizer.recognize(pcm, len(pcm) / 32) == line
 
 
+async def test_a_deck_word_after_a_long_wait_is_still_taken_by_its_sound(
+    recognizer: LocalRecognizer, child: Synthesizer,
+) -> None:
+    # A clip longer than the encoder's least context (8 s) is encoded longer: the phrases'
+    # scores on silence are taken on as long a silence (taken on 8 s, they could not be
+    # compared, and the recognition failed)
+    import numpy as np
+
+    recognizer.bias = lambda: game_phrases("draw_guess")
+    room = np.random.default_rng(1).normal(0, 100, int(8.5 * 16000)).astype("<i2").tobytes()
+    pcm = await child.synthesize("老虎")
+    assert await recognizer.recognize(room + pcm, len(pcm) / 32) == "老虎"
+
+
 def _cough(seed: int) -> bytes:
     """Two sharp, noisy bursts with a low buzz (a cough, not a word)."""
     import numpy as np

@@ -285,22 +285,28 @@ class WhisperEngine:
         self._tokenizer = Tokenizer(self._model.hf_tokenizer, True, task="transcribe",
                                     language="zh")
         self._start = self._model.get_prompt(self._tokenizer, [], without_timestamps=True)
-        self._prior: dict[tuple[int, ...], float] = {}
-        """Each scored phrase's log-probability on silence: Whisper's liking for it whatever
-        was said."""
+        self._prior: dict[tuple[int, tuple[int, ...]], float] = {}
+        """Each scored phrase's log-probability on silence (by the encoder's context): Whisper's
+        liking for it whatever was said."""
         to_simplified("")  # its table loads now, not on the first line
         _sounds("是")  # so does pypinyin (asked, the closed set), not on the event loop
-        self._silence: Any = self._encode(bytes(RATE))
+        self._silence: dict[int, Any] = {}
+        """The encoder's output for a second of silence, by its context (a clip longer than
+        :data:`MIN_FRAMES` is encoded longer, and its phrases' priors are taken on as long a
+        silence)."""
+        silence = self._encode(bytes(RATE))
+        self._silence[silence.shape[1]] = silence
         self.recognize(bytes(RATE), "")  # the first run sets up the kernels
 
-    def _encode(self, pcm: bytes) -> Any:
-        """The encoder's output for ``pcm`` (as a numpy array: the closed set repeats it)."""
+    def _encode(self, pcm: bytes, frames: int = 0) -> Any:
+        """The encoder's output for ``pcm`` (as a numpy array: the closed set repeats it), over
+        ``frames`` of context when given."""
         np = self._np
         audio = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], dtype="<i2").astype(np.float32) / 32768
         pad = np.zeros(int(_PAD_SECONDS * RATE), np.float32)
         features = self._model.feature_extractor(np.concatenate([pad, audio, pad]))
         length = features.shape[1]
-        frames = min(3000, max(MIN_FRAMES, length + length % 2))
+        frames = frames or min(3000, max(MIN_FRAMES, length + length % 2))
         padded = np.full((features.shape[0], frames), features.min(), np.float32)
         padded[:, :min(length, frames)] = features[:, :frames]
         return np.asarray(self._model.model.encode(self._storage(np.ascontiguousarray(padded[None]))))
@@ -377,8 +383,11 @@ class WhisperEngine:
         """Each token sequence's log-probability on ``encoded`` (ended: the end-of-text token
         included), less :data:`_PRIOR_WEIGHT` of its log-probability on silence."""
         np = self._np
-        unknown = list(dict.fromkeys(tuple(i) for i in items if tuple(i) not in self._prior))
-        batch = [encoded] * len(items) + [self._silence] * len(unknown)
+        context = encoded.shape[1]
+        if context not in self._silence:
+            self._silence[context] = self._encode(bytes(RATE), frames=2 * context)
+        unknown = list(dict.fromkeys(tuple(i) for i in items if (context, tuple(i)) not in self._prior))
+        batch = [encoded] * len(items) + [self._silence[context]] * len(unknown)
         sequences = [*items, *(list(u) for u in unknown)]
         longest = max(len(s) for s in sequences)
         results = self._model.model.generate(
@@ -395,8 +404,9 @@ class WhisperEngine:
                 total += float(row[token] - top - np.log(np.exp(row - top).sum()))
             totals.append(total)
         for known, total in zip(unknown, totals[len(items):], strict=True):
-            self._prior[known] = total
-        return [t - _PRIOR_WEIGHT * self._prior[tuple(i)] for t, i in zip(totals, items, strict=False)]
+            self._prior[context, known] = total
+        return [t - _PRIOR_WEIGHT * self._prior[context, tuple(i)]
+                for t, i in zip(totals, items, strict=False)]
 
     def _text(self, ids: Sequence[int]) -> str:
         text = self._tokenizer.decode([t for t in ids if t < self._tokenizer.eot]).strip()

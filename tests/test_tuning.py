@@ -21,7 +21,8 @@ ALLOWED: dict[str, dict[float, str]] = {
             "before judging", 64: "a chunk's margin of pre-roll beyond a start"},
     "echo": {1e-9: "no division by zero", 256: "frames of clock kept", 10: "10**12: never",
              12: "10**12: never", 64: "frames of the robot's loudness kept (> lag + reverb)",
-             16: "the fastest simulated robot"},
+             16: "the fastest simulated robot", 500: "a voice's highest pitch (Hz)",
+             60: "a voice's lowest pitch (Hz)", 0.5: "an octave down (half the period)"},
     "echo_model": {4: "a quarter of the frames measured before judging",
                    32767: "int16", 32768: "int16"},
 }

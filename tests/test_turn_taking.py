@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcade.voice.tuning import TUNING
+from agentcade.voice.tuning import TUNING, Tuning
 from agentcade.voice.turn_taking import (
     Abandon,
     BargeIn,
@@ -40,9 +40,10 @@ def run(machine: TurnTaking, events: Iterable[Event]) -> list[Decision]:
     return decisions
 
 
-def voice(n: int, *, start_voiced: float = 0.0, **robot: bool) -> list[Frame]:
+def voice(n: int, *, start_voiced: float = 0.0, **robot: bool | float) -> list[Frame]:
     """``n`` frames of voice after a start (voiced time grows by a frame each)."""
-    return [Frame("voice", MS, start_voiced + MS * (i + 1), 0.0, **robot) for i in range(n)]
+    return [Frame("voice", MS, start_voiced + MS * (i + 1), 0.0, **robot)  # type: ignore[arg-type]
+            for i in range(n)]
 
 
 def silence(n: int, *, voiced: float, kind_last: str = "voice", **robot: bool) -> list[Frame]:
@@ -100,17 +101,45 @@ def test_a_short_voice_louder_than_the_robots_echo_could_be_is_a_childs(
     # child's is how long it was louder than the echo could be (two 60 ms frames: 120 ms).
     machine = TurnTaking()
     run(machine, [OVER_ROBOT])
-    loud = voice(loud_frames, start_voiced=64, audible=True, louder=True)
+    loud = voice(loud_frames, start_voiced=64, audible=True, louder=True, periodicity=0.8)
     rest = silence(3, voiced=loud[-1].voiced_ms, audible=True)
     decisions = run(machine, [*loud, *rest])
     assert isinstance(decisions[0], BargeIn if child else Release)
 
 
+def test_a_noise_louder_than_the_robots_echo_that_is_no_voice_is_not_a_childs() -> None:
+    # A television's burst over the robot's onset: louder than the echo could be, but its
+    # sound does not repeat at a voice's pitch.
+    machine = TurnTaking()
+    run(machine, [OVER_ROBOT])
+    loud = voice(3, start_voiced=64, audible=True, louder=True, periodicity=0.15)
+    rest = silence(3, voiced=loud[-1].voiced_ms, audible=True)
+    assert [type(d) for d in run(machine, [*loud, *rest])] == [Release]
+
+
+def test_a_noise_that_goes_on_after_the_robot_paused_for_it_is_not_a_childs() -> None:
+    # The burst outlasts the robot's voice in the frames: voiced time after the robot's voice
+    # left them would make it a child's, but none of it is a voice's.
+    machine = TurnTaking()
+    run(machine, [OVER_ROBOT])
+    burst = voice(6, start_voiced=64, heard_over_echo=True, periodicity=0.12)
+    rest = silence(3, voiced=burst[-1].voiced_ms)
+    assert [type(d) for d in run(machine, [*burst, *rest])] == [Release]
+
+
+def test_a_voice_that_goes_on_after_the_robot_paused_for_it_is_a_childs() -> None:
+    machine = TurnTaking()
+    run(machine, [OVER_ROBOT])
+    child = voice(6, start_voiced=64, heard_over_echo=True, periodicity=0.8)
+    assert [type(d) for d in run(machine, child)] == [BargeIn]
+
+
 def test_the_frame_that_started_it_counts_when_the_microphone_heard_it_over_the_echo() -> None:
     machine = TurnTaking()
-    start = Frame("start", MS, 64, speaking=True, audible=True, heard_over_echo=True)
+    start = Frame("start", MS, 64, speaking=True, audible=True, heard_over_echo=True,
+                  periodicity=0.9)
     run(machine, [start])
-    decisions = run(machine, voice(1, start_voiced=64, audible=True, louder=True))
+    decisions = run(machine, voice(1, start_voiced=64, audible=True, louder=True, periodicity=0.9))
     assert decisions == [BargeIn(124, confirmed=True)]
 
 
@@ -219,9 +248,11 @@ def _recorded(name: str) -> list[Event]:
         if row[0] == "Frame":
             values = dict(zip(fields, row[1:], strict=True))
             flags = {k: bool(v) for k, v in values.items() if k not in ("kind", "ms", "voiced_ms",
-                                                                        "silence_ms")}
+                                                                        "silence_ms", "periodicity")}
+            # Recorded before periodicity was measured: its louder frames count as they did then
+            periodicity = float(values.get("periodicity", 1.0))
             events.append(Frame(values["kind"], values["ms"], values["voiced_ms"],
-                                values["silence_ms"], **flags))
+                                values["silence_ms"], **flags, periodicity=periodicity))
         elif row[0] == "Waiting":
             events.append(Waiting(bool(row[1])))
         else:
@@ -229,13 +260,13 @@ def _recorded(name: str) -> list[Event]:
     return events
 
 
-def _replay(events: list[Event]) -> list[Decision]:
+def _replay(events: list[Event], tuning: Tuning = TUNING) -> list[Decision]:
     """Every utterance in ``events`` through a machine of its own, as the listener does."""
     decisions: list[Decision] = []
-    machine = TurnTaking()
+    machine = TurnTaking(tuning=tuning)
     for event in events:
         if machine.done:
-            machine = TurnTaking()
+            machine = TurnTaking(tuning=tuning)
         if machine.state is State.LISTENING and isinstance(event, Frame) and event.kind in (
                 "voice", "end"):
             continue  # the recording began inside an utterance
@@ -257,6 +288,16 @@ def test_the_robots_own_voice_that_paused_it_while_it_read_is_released() -> None
     decisions = [d for d in _replay(_recorded("robot_reading_alone.json"))
                  if isinstance(d, Hold | BargeIn | Release)]
     assert [type(d) for d in decisions] == [Hold, BargeIn, Hold, Release, Hold, Release]
+
+
+def test_a_televisions_noise_bursts_over_the_robots_onsets_do_not_stop_it() -> None:
+    """Recorded in the room matrix's television room before periodicity counted: its bursts,
+    louder than the robot's echo could be where the robot's sentences began, confirmed a
+    child and stopped the robot six times; a voice's pitch is what they lack."""
+    events = _recorded("robot_reading_television.json")
+    assert not [d for d in _replay(events) if isinstance(d, BargeIn)]
+    before = replace(TUNING, loud_periodicity=0.0)
+    assert [d for d in _replay(events, before) if isinstance(d, BargeIn)]
 
 
 def test_a_slower_confirmation_in_the_table_confirms_a_recorded_line_later() -> None:

@@ -12,7 +12,7 @@ from array import array
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import pytest
 import trio
@@ -691,14 +691,14 @@ def _room_with_echo(
     return np.clip(mic, -32768, 32767).astype(np.int16).tobytes(), clips
 
 
-def _voice_like(n: int, level: float) -> np.ndarray:
+def _voice_like(n: int, level: float, pitch: float = 220) -> np.ndarray:
     """``n`` samples of something like a voice at RMS ``level``: harmonics of a gliding pitch
     in syllables (noise would be taken for the fan's by noise suppression)."""
     import numpy as np
 
     t = np.arange(n) / 16000
-    pitch = 2 * np.pi * np.cumsum(220 + 40 * np.sin(2 * np.pi * 3 * t)) / 16000
-    sound = sum(np.sin(k * pitch) / k for k in range(1, 9)) * (0.6 + 0.4 * np.sin(2 * np.pi * 4 * t))
+    phase = 2 * np.pi * np.cumsum(pitch + pitch / 5 * np.sin(2 * np.pi * 3 * t)) / 16000
+    sound = sum(np.sin(k * phase) / k for k in range(1, 9)) * (0.6 + 0.4 * np.sin(2 * np.pi * 4 * t))
     return sound * level / np.sqrt(np.mean(sound**2))
 
 
@@ -720,13 +720,16 @@ def _play_room(
     return out
 
 
+_Judged = TypeVar("_Judged")
+
+
 def _judged_room(
-    mic: bytes, clips: dict[int, bytes], judge: Callable[[EchoCanceller], bool]
-) -> dict[int, bool]:
+    mic: bytes, clips: dict[int, bytes], judge: Callable[[EchoCanceller], _Judged]
+) -> dict[int, _Judged]:
     """As :func:`_play_room`, with ``judge`` of the canceller after each frame that gave
     output, by where the frame begins (samples)."""
     echo = EchoCanceller()
-    judged: dict[int, bool] = {}
+    judged: dict[int, _Judged] = {}
 
     def each(at: int, out: bytes) -> None:
         if out:
@@ -827,6 +830,63 @@ def test_the_microphone_tells_a_voice_from_the_robots_echo_where_the_canceller_t
     talking = over(talk + 960, talk + 8000 - 960)
     assert talking
     assert sum(talking) > len(talking) / 2
+
+
+def test_a_voice_louder_than_the_echo_repeats_at_its_pitch_and_a_noise_burst_does_not() -> None:
+    import numpy as np
+
+    # Over the third sentence, a television's noise burst (low-passed like the simulated
+    # room's, as loud as the robot); over the fourth, somebody talking as loud.
+    mic, clips = _room_with_echo(
+        [(1920, 1280, 8000), (28800, 1280, 8000), (55680, 1280, 16000), (92160, 1280, 16000)]
+    )
+    pcm = np.frombuffer(mic, np.int16).astype(np.float64)
+    burst, talk = 55680 + 1280 + 4800, 92160 + 1280 + 4800
+    noise = np.random.default_rng(3).normal(0.0, 1.0, 8000)
+    for i in range(1, 8000):
+        noise[i] = 0.4 * noise[i - 1] + 0.6 * noise[i]
+    pcm[burst:burst + 8000] += noise * 3000.0 / noise.std()
+    pcm[talk:talk + 8000] += _voice_like(8000, 3000.0)
+    mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
+    judged = _judged_room(mic, clips, lambda echo: (echo.louder, echo.periodicity))
+
+    def louder(lo: int, hi: int) -> list[float]:
+        return [p for at, (loud, p) in judged.items() if lo <= at < hi and loud]
+
+    noisy, talking = louder(burst + 960, burst + 8000 - 960), louder(talk + 960, talk + 8000 - 960)
+    assert noisy
+    assert max(noisy) < TUNING.loud_periodicity
+    assert talking
+    assert min(talking) >= TUNING.loud_periodicity
+
+
+def test_the_robots_own_voice_louder_than_its_echo_was_thought_is_told_by_its_pitch() -> None:
+    import numpy as np
+
+    # The first three sentences teach the echo's gain (0.3); the fourth, a voice, comes back
+    # three times as loud (a sentence's onset, where the echo is underestimated): louder than
+    # the echo could be, but at the pitch the robot played. Over the fifth, somebody talks at
+    # another pitch.
+    mic, clips = _room_with_echo(
+        [(1920, 1280, 8000), (28800, 1280, 8000), (55680, 1280, 8000), (92160, 1280, 16000)]
+    )
+    pcm = np.frombuffer(mic, np.int16).astype(np.float64)
+    robot = _voice_like(16000, 3000.0)
+    clips[92160] = robot.astype(np.int16).tobytes()
+    pcm[92160 + 1280:92160 + 1280 + 16000] += 0.9 * robot
+    mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
+    judged = _judged_room(mic, clips, lambda echo: (echo.louder, echo.periodicity))
+    own = [p for at, (loud, p) in judged.items() if 92160 + 1280 + 1920 <= at < 92160 + 16000 and loud]
+    assert own
+    assert max(own) < TUNING.loud_periodicity
+
+    talk = 92160 + 1280 + 4800
+    pcm[talk:talk + 8000] += _voice_like(8000, 6000.0, pitch=330)
+    mic = np.clip(pcm, -32768, 32767).astype(np.int16).tobytes()
+    judged = _judged_room(mic, clips, lambda echo: (echo.louder, echo.periodicity))
+    child = [p for at, (loud, p) in judged.items() if talk + 960 <= at < talk + 8000 - 960 and loud]
+    assert child
+    assert sum(p >= TUNING.loud_periodicity for p in child) > len(child) / 2
 
 
 def test_over_a_robot_still_being_learnt_a_start_asks_for_more_unless_it_is_louder() -> None:

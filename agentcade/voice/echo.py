@@ -159,6 +159,8 @@ class EchoCanceller:
         self._gains: deque[float] = deque(maxlen=tuning.lag_memory)
         """How loud the echo of the last sentences was heard (a share of what was played)."""
         self._far_rms: deque[float] = deque(maxlen=64)
+        self._far_pcm: deque[bytes] = deque(maxlen=64)
+        """... and its samples (the robot's pitch at the moment its echo is heard)."""
         """The loudness of what the robot played in each 10 ms frame processed, newest last."""
         self.loudness = 0.0
         """How much louder the last output was than the robot's echo could be (>= 1: a voice
@@ -166,6 +168,12 @@ class EchoCanceller:
         self.heard_loudness = 0.0
         """How much louder the microphone's own samples behind the last output were than the
         robot's echo and the room's noise together could be (0 when unknown)."""
+        self.periodicity = 0.0
+        """How much the louder of the two (the output if it was louder than the echo could be,
+        else the microphone's samples) repeats at a voice's pitch (:func:`voice_period`; 0
+        when neither was louder, or when that pitch is the one the robot played then): a
+        child's voice does, a television's noise burst does not, and the robot's own voice
+        where its echo was underestimated is the robot's."""
         self._room: deque[float] = deque(maxlen=self._t.room_levels)
         """The microphone's loudness in the last frames without the robot's voice."""
         self._misses = 0 if align else self._t.align_give_up
@@ -278,7 +286,8 @@ class EchoCanceller:
         self._held, self._held_samples, self._align = [], 0, None
         self._model.rebase(origin)
         self._far_rms.clear()
-        self.loudness = self.heard_loudness = 0.0
+        self._far_pcm.clear()
+        self.loudness = self.heard_loudness = self.periodicity = 0.0
         self._closed = False
         played = min(len(self._reference) // 2, max(0, -self._ref_start))
         del self._reference[:2 * played]
@@ -456,7 +465,7 @@ class EchoCanceller:
             at = self._processed
             lost = self._far(gap)
             for i in range(0, len(lost) - FRAME_BYTES + 1, FRAME_BYTES):
-                self._far_level(rms(lost[i:i + FRAME_BYTES]), at + i // 2)
+                self._far_level(lost[i:i + FRAME_BYTES], at + i // 2)
         data = self._rest + frame
         whole = len(data) - len(data) % FRAME_BYTES
         self._rest = data[whole:]
@@ -466,7 +475,7 @@ class EchoCanceller:
         for i in range(0, whole, FRAME_BYTES):
             at = self._processed
             far = self._far(FRAME_SAMPLES)
-            self._far_level(rms(far), at)
+            self._far_level(far, at)
             if self.playing:
                 self.reference_ms += FRAME_MS
             self._apm.process_reverse_stream(rtc.AudioFrame(far, RATE, 1, FRAME_SAMPLES))
@@ -479,10 +488,12 @@ class EchoCanceller:
             measured = self._model.learn(median_high(self._room))
         return _Cancelled(bytes(out), data[:whole], cleaned, clean, measured)
 
-    def _far_level(self, level: float, at: int) -> None:
-        """The loudness of the robot's 10 ms of voice at ``at``: kept for :meth:`_measure`,
+    def _far_level(self, far: bytes, at: int) -> None:
+        """The robot's 10 ms of voice at ``at`` and its loudness: kept for :meth:`_measure`,
         and a resume after a pause noted (:attr:`resumed`)."""
+        level = rms(far)
         self._far_rms.append(level)
+        self._far_pcm.append(far)
         if level < self._t.far_quiet:
             self._far_quiet += 1
             return
@@ -496,6 +507,7 @@ class EchoCanceller:
         was played then (the room's lag earlier, and its reverb before that); and
         :attr:`heard_loudness` of ``heard`` (the microphone's samples behind it), over that
         and the room's noise together."""
+        self.periodicity = 0.0
         if not frames or not self._lags:
             self.loudness = self.heard_loudness = 0.0
             return
@@ -513,6 +525,18 @@ class EchoCanceller:
             self._room.append(heard_level)
         room = median_high(self._room) if self._room else 0.0
         self.heard_loudness = heard_level / math.hypot(gain * played, room) if room else 0.0
+        louder = out if self.over_echo and math.isfinite(self.loudness) else heard
+        if louder is out or self.heard_over_echo:
+            strength, period = voice_period(louder)
+            # The robot's own voice, where the echo was underestimated (a sentence's onset),
+            # repeats at the pitch the robot played then: it is no other voice
+            robot = b"".join(list(self._far_pcm)[max(0, len(history) - lag - frames):
+                                                 max(0, len(history) - lag)])
+            own, own_period = voice_period(robot) if played >= self._t.far_quiet else (0.0, 0)
+            same = own >= self._t.own_voice_periodicity and any(
+                abs(period - k * own_period) <= self._t.same_pitch * period
+                for k in (0.5, 1, 2))
+            self.periodicity = 0.0 if same else strength
 
     def _far(self, n: int) -> bytes:
         """The reference at the next ``n`` processed samples (silence where there is none)."""
@@ -527,6 +551,30 @@ class EchoCanceller:
         del self._reference[:2 * drop]
         self._ref_start += drop
         return bytes(out)
+
+
+def voice_period(pcm: bytes) -> tuple[float, int]:
+    """How much ``pcm`` (16 kHz mono s16le, tens of ms) repeats itself at a voice's pitch
+    period, and that period (samples): the highest normalised autocorrelation at a lag of
+    2-16 ms (500-60 Hz). A voiced syllable scores 0.5-0.95; noise (a fan, a television's
+    burst) under 0.3, however loud."""
+    import numpy as np
+
+    x = np.frombuffer(pcm[: len(pcm) - len(pcm) % 2], np.int16).astype(np.float64)
+    lo, hi = RATE // 500, RATE // 60
+    if len(x) < 2 * hi:
+        return 0.0, 0
+    x -= x.mean()
+    n = len(x)
+    spectrum = np.fft.rfft(x, 2 * n)
+    lagged = np.fft.irfft(spectrum * np.conj(spectrum))[:hi + 1]
+    energy = np.concatenate([[0.0], np.cumsum(x * x)])
+    lags = np.arange(lo, hi + 1)
+    head, tail = energy[n - lags], energy[n] - energy[lags]
+    scale = np.sqrt(head * tail)
+    scores = np.where(scale > 0, lagged[lo:hi + 1] / np.where(scale > 0, scale, 1.0), 0.0)
+    best = int(np.argmax(scores))
+    return float(scores[best]), lo + best
 
 
 def _voice_begins(pcm: bytes, voice_ms: int) -> int:

@@ -110,7 +110,7 @@ class Listener:
             step.kind, len(frame) / BYTES_PER_MS, detector.voiced_ms, detector.silence_ms,
             speaking=speaking, audible=echo.audible, louder=echo.louder,
             taken_out=isinstance(detector, SileroDetector) and detector.echo_taken_out,
-            heard_over_echo=echo.heard_over_echo)
+            heard_over_echo=echo.heard_over_echo, periodicity=echo.periodicity)
 
     async def _hear_once(self) -> Heard | None:
         detector, trace = self._detector, self._trace

@@ -102,6 +102,10 @@ class Tuning:
     confirm_loud_ms: int = 120
     """Voice louder than the robot's echo could be that makes it a child's — longer: fewer
     bangs confirmed, a one-syllable 七 released."""
+    loud_periodicity: float = 0.25
+    """How much a louder frame must repeat at a voice's pitch to count towards
+    ``confirm_loud_ms`` — higher: fewer noise bursts (a television, a door) over the robot's
+    onsets taken for a child, a hoarse child confirmed later (by ``confirm_long_ms``)."""
     confirm_clean_ms: int = 64
     """Voice begun on a clean microphone (the echo modelled out) that makes it a child's —
     longer: surer, a quiet one-syllable answer missed."""
@@ -164,6 +168,15 @@ class Tuning:
     heard_over_echo: float = 2.0
     """How much louder than the echo and the room the microphone must be to hold somebody
     else — lower: a child whose voice the suppressor thinned found, the echo's peaks too."""
+    own_voice_periodicity: float = 0.5
+    """How much the robot's voice heard now must repeat at its pitch for a louder sound at
+    that pitch to be taken for it (its onsets, where the echo is underestimated) — lower:
+    more of its onsets told from a child, a child's voice over a breathy sentence taken for
+    the robot's."""
+    same_pitch: float = 0.04
+    """How near the robot's pitch (a share of the period; an octave off counts) a louder sound
+    must be to be the robot's own voice — wider: more of its onsets told from a child, a child
+    speaking at the robot's pitch taken for it."""
     room_levels: int = 50
     """Frames without the robot's voice whose median is the room's noise."""
     echo_tail_frames: int = 12

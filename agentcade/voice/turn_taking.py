@@ -32,7 +32,11 @@ told from the robot's: a child goes on after the robot's voice has left the fram
 echo out: it is not the robot's), is louder than the robot's echo could be
 (``confirm_loud_ms`` of such frames), or goes on ``confirm_long_ms`` whatever is in the
 frames (a busy host can take half a second to stop the robot); the canceller's residue ends
-with the robot's voice (``release_ms`` of silence, or the detector's end, first). A start in
+with the robot's voice (``release_ms`` of silence, or the detector's end, first). A frame
+louder than the echo that does not repeat at a voice's pitch, or repeats at the pitch the
+robot played then (:attr:`Frame.periodicity` under ``loud_periodicity``), is noise: a
+television's burst, or the robot's own onset where its echo was underestimated. It counts
+towards no confirmation, neither as loud nor as voice. A start in
 the quiet is a child's; if the robot then begins to speak (the reply to the line before)
 while the child still talks, they talk over it and it stops at once.
 
@@ -122,6 +126,10 @@ class Frame:
     """The frame is louder than the robot's echo could be (somebody else is talking)."""
     heard_over_echo: bool = False
     """The microphone's own samples are louder than the echo and the room could make them."""
+    periodicity: float = 0.0
+    """How much the sound that was louder repeats at a voice's pitch (0-1; 0 when nothing was
+    louder, or when it repeats at the pitch the robot played then): a child's voice does, a
+    television's noise does not."""
 
 
 @dataclass(frozen=True)
@@ -247,6 +255,11 @@ class TurnTaking:
         """... and whether it began on a clean microphone."""
         self._loud_ms = 0.0
         """... and how long it was louder than the robot's echo could be."""
+        self._noise_ms = 0.0
+        """... and how much of its voiced time was louder than the echo but no voice's (a
+        television's burst: it counts towards no confirmation)."""
+        self._voiced_step = 0.0
+        """The voiced ms the last frame added."""
         self._guess: _Guess | None = None
         self._guesses = 0
         self._silence_ms = 0.0
@@ -296,7 +309,8 @@ class TurnTaking:
             return []
         # The frame that started it counts when the microphone heard it louder than the
         # robot's echo could be (a 七 may have only one more such frame after it).
-        return self._over_robot(sure=False, loud_ms=frame.ms if frame.heard_over_echo else 0.0)
+        loud = frame.heard_over_echo and frame.periodicity >= self.tuning.loud_periodicity
+        return self._over_robot(sure=False, loud_ms=frame.ms if loud else 0.0)
 
     def _listening_deaf(self, event: Deaf) -> list[Decision]:
         return []
@@ -312,7 +326,7 @@ class TurnTaking:
             return [BargeIn(self._voiced_ms, confirmed=False, clean=clean)]
         self.state = State.HELD
         self._held_at = self._voiced_ms
-        self._loud_ms = loud_ms
+        self._loud_ms, self._noise_ms = loud_ms, 0.0
         self._clean_start = clean
         self._clean_at = self._held_at if clean else None
         return [Hold(self._voiced_ms, clean)]
@@ -345,19 +359,21 @@ class TurnTaking:
     def _confirm(self, frame: Frame) -> list[Decision]:
         """While held: a child (barge-in), the robot's own voice (release), or undecided."""
         t = self.tuning
+        noise = (frame.louder or frame.heard_over_echo) and frame.periodicity < t.loud_periodicity
+        self._noise_ms += self._voiced_step if noise else 0.0
+        voiced = self._voiced_ms - self._noise_ms
         if not frame.audible or frame.taken_out:
-            self._clean_at = self._voiced_ms if self._clean_at is None else self._clean_at
-        elif frame.louder:
+            self._clean_at = voiced if self._clean_at is None else self._clean_at
+        elif frame.louder and not noise:
             self._loud_ms += frame.ms
         confirm_ms = t.confirm_clean_ms if self._clean_start else t.confirm_ms
-        voiced = self._voiced_ms
         if (voiced - self._held_at >= t.confirm_long_ms or self._loud_ms >= t.confirm_loud_ms
                 or (self._clean_at is not None and voiced - self._clean_at >= confirm_ms)):
             self.state = State.HEARING
-            return [BargeIn(voiced, confirmed=True)]
+            return [BargeIn(self._voiced_ms, confirmed=True)]
         if frame.kind == "end" or self._silence_ms >= t.release_ms:
             self.state = State.RELEASED
-            return [Release(voiced)]
+            return [Release(self._voiced_ms)]
         return []
 
     def _pause(self, frame: Frame) -> list[Decision]:
@@ -398,6 +414,7 @@ class TurnTaking:
         return [Drop()]
 
     def _see(self, frame: Frame) -> None:
+        self._voiced_step = frame.voiced_ms - self._voiced_ms
         self._voiced_ms = frame.voiced_ms
         self._silence_ms = frame.silence_ms
         self._taken = frame.taken_out

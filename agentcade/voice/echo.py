@@ -159,9 +159,9 @@ class EchoCanceller:
         self._gains: deque[float] = deque(maxlen=tuning.lag_memory)
         """How loud the echo of the last sentences was heard (a share of what was played)."""
         self._far_rms: deque[float] = deque(maxlen=64)
+        """The loudness of what the robot played in each 10 ms frame processed, newest last."""
         self._far_pcm: deque[bytes] = deque(maxlen=64)
         """... and its samples (the robot's pitch at the moment its echo is heard)."""
-        """The loudness of what the robot played in each 10 ms frame processed, newest last."""
         self.loudness = 0.0
         """How much louder the last output was than the robot's echo could be (>= 1: a voice
         that is not the robot's; 0 when unknown)."""
@@ -525,9 +525,9 @@ class EchoCanceller:
             self._room.append(heard_level)
         room = median_high(self._room) if self._room else 0.0
         self.heard_loudness = heard_level / math.hypot(gain * played, room) if room else 0.0
-        louder = out if self.over_echo and math.isfinite(self.loudness) else heard
-        if louder is out or self.heard_over_echo:
-            strength, period = voice_period(louder)
+        if self.louder:  # the output when it was the louder, else the microphone
+            strength, period = voice_period(out if self.over_echo and math.isfinite(self.loudness)
+                                            else heard)
             # The robot's own voice, where the echo was underestimated (a sentence's onset),
             # repeats at the pitch the robot played then: it is no other voice
             robot = b"".join(list(self._far_pcm)[max(0, len(history) - lag - frames):

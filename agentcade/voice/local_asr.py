@@ -294,8 +294,7 @@ class WhisperEngine:
         """The encoder's output for a second of silence, by its context (a clip longer than
         :data:`MIN_FRAMES` is encoded longer, and its phrases' priors are taken on as long a
         silence)."""
-        silence = self._encode(bytes(RATE))
-        self._silence[silence.shape[1]] = silence
+        self._silence_at(MIN_FRAMES // 2)  # encoded now, not on the first closed set
         self.recognize(bytes(RATE), "")  # the first run sets up the kernels
 
     def _encode(self, pcm: bytes, frames: int = 0) -> Any:
@@ -379,15 +378,20 @@ class WhisperEngine:
         return Recognition(phrase if taken else heard.text, heard.no_speech, heard.logprob,
                            closed=taken, candidate=phrase, margin=best - runner)
 
+    def _silence_at(self, context: int) -> Any:
+        """The encoder's output for a second of silence over ``context`` positions (two 10 ms
+        frames each), encoded once."""
+        if context not in self._silence:
+            self._silence[context] = self._encode(bytes(RATE), frames=2 * context)
+        return self._silence[context]
+
     def _scores(self, encoded: Any, items: list[list[int]]) -> list[float]:
         """Each token sequence's log-probability on ``encoded`` (ended: the end-of-text token
         included), less :data:`_PRIOR_WEIGHT` of its log-probability on silence."""
         np = self._np
         context = encoded.shape[1]
-        if context not in self._silence:
-            self._silence[context] = self._encode(bytes(RATE), frames=2 * context)
         unknown = list(dict.fromkeys(tuple(i) for i in items if (context, tuple(i)) not in self._prior))
-        batch = [encoded] * len(items) + [self._silence[context]] * len(unknown)
+        batch = [encoded] * len(items) + [self._silence_at(context)] * len(unknown)
         sequences = [*items, *(list(u) for u in unknown)]
         longest = max(len(s) for s in sequences)
         results = self._model.model.generate(

@@ -103,9 +103,10 @@ class Tuning:
     """Voice louder than the robot's echo could be that makes it a child's — longer: fewer
     bangs confirmed, a one-syllable 七 released."""
     loud_periodicity: float = 0.25
-    """How much a louder frame must repeat at a voice's pitch to count towards
-    ``confirm_loud_ms`` — higher: fewer noise bursts (a television, a door) over the robot's
-    onsets taken for a child, a hoarse child confirmed later (by ``confirm_long_ms``)."""
+    """How much a louder frame must repeat at a voice's pitch to count towards a confirmation
+    (``confirm_loud_ms``, and as voiced time for ``confirm_ms`` and ``confirm_long_ms``) —
+    higher: fewer noise bursts (a television, a door) taken for a child, a child whose voice
+    a fan's noise blurs confirmed later or released."""
     confirm_clean_ms: int = 64
     """Voice begun on a clean microphone (the echo modelled out) that makes it a child's —
     longer: surer, a quiet one-syllable answer missed."""
